@@ -1,0 +1,32 @@
+// Algorithms turn a PlanRequest into one rank's RankPlan. They know ranks and
+// element ranges only: nothing of links, transports or bytes.
+#pragma once
+
+#include "collectives/plan.h"
+
+namespace loom {
+
+/// Emits the plan for req.algorithm. Throws InvalidArgument if the algorithm
+/// does not implement req.collective (e.g. Tree for AllGather) or the request is
+/// inconsistent (rank/root out of range). Direct is not a step plan and is
+/// rejected here.
+RankPlan makePlan(const PlanRequest& req);
+
+/// Whether makePlan accepts (collective, algorithm).
+bool algorithmSupports(Algorithm algorithm, Collective collective);
+
+/// Splits `count` elements into `parts` contiguous pieces whose sizes differ by
+/// at most one, larger ones first. Piece i is [chunkOffset(i), +chunkSize(i)).
+size_t chunkOffset(size_t count, int parts, int i);
+size_t chunkSize(size_t count, int parts, int i);
+
+/// Double binary tree over nranks: for tree t in {0,1}, the parent of `rank`
+/// (-1 at the root) and up to two children (-1 when absent). Every rank is an
+/// interior node in at most one of the two trees.
+struct TreeLinks {
+  int parent = -1;
+  int children[2] = {-1, -1};
+};
+TreeLinks doubleBinaryTree(int rank, int nranks, int tree);
+
+}  // namespace loom

@@ -1,0 +1,196 @@
+#include "collectives/executor/direct_executor.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "collectives/algorithms.h"
+#include "core/error.h"
+
+namespace loom {
+
+DirectExecutor::DirectExecutor(ShmDomain& shm, int rank, int nranks, uint64_t& round,
+                               Waiter& waiter, size_t oneShotBytes)
+    : shm_(shm),
+      rank_(rank),
+      nranks_(nranks),
+      round_(round),
+      waiter_(waiter),
+      oneShotBytes_(oneShotBytes) {
+  arenas_.reserve(static_cast<size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) arenas_.push_back(shm.arena(r));
+}
+
+namespace {
+
+template <typename Ready>
+void waitFor(Waiter& waiter, Ready ready, int rank, uint64_t round, const char* what) {
+  while (true) {
+    const uint32_t seen = waiter.snapshot();
+    if (ready()) break;
+    waiter.idle(seen, [&] {
+      return fmt::format("rank {} to publish its {} for direct round {}", rank, what, round);
+    });
+  }
+  waiter.madeProgress();
+}
+
+}  // namespace
+
+int DirectExecutor::beginRound() {
+  ++round_;
+  for (int r = 0; r < nranks_; ++r) {
+    auto& seq = arenas_[r].header->inputSeq;
+    waitFor(waiter_, [&] { return seq.load(std::memory_order_acquire) + 1 >= round_; }, r,
+            round_ - 1, "input");
+  }
+  return static_cast<int>(round_ & 1);
+}
+
+void DirectExecutor::publishInput() {
+  arenas_[rank_].header->inputSeq.store(round_, std::memory_order_release);
+  for (int r = 0; r < nranks_; ++r) {
+    if (r != rank_) arenas_[r].header->doorbell.ring();
+  }
+}
+
+void DirectExecutor::publishOutput() {
+  arenas_[rank_].header->outputSeq.store(round_, std::memory_order_release);
+  for (int r = 0; r < nranks_; ++r) {
+    if (r != rank_) arenas_[r].header->doorbell.ring();
+  }
+}
+
+void DirectExecutor::waitInput(int r) {
+  auto& seq = arenas_[r].header->inputSeq;
+  waitFor(waiter_, [&] { return seq.load(std::memory_order_acquire) >= round_; }, r, round_,
+          "input");
+}
+
+void DirectExecutor::waitAllInputs() {
+  for (int r = 0; r < nranks_; ++r) waitInput(r);
+}
+
+void DirectExecutor::waitAllOutputs() {
+  for (int r = 0; r < nranks_; ++r) {
+    auto& seq = arenas_[r].header->outputSeq;
+    waitFor(waiter_, [&] { return seq.load(std::memory_order_acquire) >= round_; }, r, round_,
+            "result");
+  }
+}
+
+void DirectExecutor::reduceAll(char* out, size_t at, size_t count, const ReduceContext& rc,
+                               int parity) {
+  rc.reduce(out, arenas_[0].input[parity] + at, arenas_[1].input[parity] + at, count);
+  for (int r = 2; r < nranks_; ++r) rc.reduce(out, out, arenas_[r].input[parity] + at, count);
+  if (rc.finalize != nullptr) rc.finalize(out, count, rc.nranks);
+}
+
+void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t es,
+                               const ReduceContext& rc) {
+  if (nranks_ == 1) {
+    if (in != out) std::memmove(out, in, count * es);
+    if (rc.finalize != nullptr) rc.finalize(out, count, 1);
+    return;
+  }
+  const size_t perRound = shm_.arenaBytes() / es;
+  for (size_t done = 0; done < count; done += perRound) {
+    const size_t n = std::min(perRound, count - done);
+    const size_t bytes = n * es;
+    const int p = beginRound();
+    std::memcpy(arenas_[rank_].input[p], in + done * es, bytes);
+    publishInput();
+    waitAllInputs();
+    if (bytes <= oneShotBytes_) {
+      reduceAll(out + done * es, 0, n, rc, p);
+      continue;
+    }
+    const size_t shardOffset = chunkOffset(n, nranks_, rank_);
+    const size_t shardCount = chunkSize(n, nranks_, rank_);
+    if (shardCount > 0) {
+      reduceAll(arenas_[rank_].output[p] + shardOffset * es, shardOffset * es, shardCount, rc, p);
+    }
+    publishOutput();
+    waitAllOutputs();
+    for (int r = 0; r < nranks_; ++r) {
+      const size_t off = chunkOffset(n, nranks_, r) * es;
+      std::memcpy(out + done * es + off, arenas_[r].output[p] + off, chunkSize(n, nranks_, r) * es);
+    }
+  }
+}
+
+void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t es) {
+  const size_t perRound = shm_.arenaBytes() / es;
+  if (nranks_ == 1) {
+    if (in != out) std::memmove(out, in, count * es);
+    return;
+  }
+  for (size_t done = 0; done < count; done += perRound) {
+    const size_t n = std::min(perRound, count - done);
+    const int p = beginRound();
+    std::memcpy(arenas_[rank_].input[p], in + done * es, n * es);
+    publishInput();
+    waitAllInputs();
+    for (int r = 0; r < nranks_; ++r) {
+      std::memcpy(out + (static_cast<size_t>(r) * count + done) * es, arenas_[r].input[p], n * es);
+    }
+  }
+}
+
+void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, size_t es,
+                                   const ReduceContext& rc) {
+  if (nranks_ == 1) {
+    if (in != out) std::memmove(out, in, recvCount * es);
+    if (rc.finalize != nullptr) rc.finalize(out, recvCount, 1);
+    return;
+  }
+  const size_t perRound = std::max<size_t>(1, shm_.arenaBytes() / es / nranks_);
+  for (size_t done = 0; done < recvCount; done += perRound) {
+    const size_t n = std::min(perRound, recvCount - done);
+    const int p = beginRound();
+    for (int r = 0; r < nranks_; ++r) {
+      std::memcpy(arenas_[rank_].input[p] + static_cast<size_t>(r) * n * es,
+                  in + (static_cast<size_t>(r) * recvCount + done) * es, n * es);
+    }
+    publishInput();
+    waitAllInputs();
+    reduceAll(out + done * es, static_cast<size_t>(rank_) * n * es, n, rc, p);
+  }
+}
+
+void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t es, int root) {
+  if (rank_ == root && in != out) std::memmove(out, in, count * es);
+  if (nranks_ == 1) return;
+  const size_t perRound = shm_.arenaBytes() / es;
+  for (size_t done = 0; done < count; done += perRound) {
+    const size_t n = std::min(perRound, count - done);
+    const int p = beginRound();
+    if (rank_ == root) std::memcpy(arenas_[rank_].input[p], out + done * es, n * es);
+    publishInput();
+    if (rank_ != root) {
+      waitInput(root);
+      std::memcpy(out + done * es, arenas_[root].input[p], n * es);
+    }
+  }
+}
+
+void DirectExecutor::reduce(const char* in, char* out, size_t count, size_t es,
+                            const ReduceContext& rc, int root) {
+  if (nranks_ == 1) {
+    if (in != out) std::memmove(out, in, count * es);
+    if (rc.finalize != nullptr) rc.finalize(out, count, 1);
+    return;
+  }
+  const size_t perRound = shm_.arenaBytes() / es;
+  for (size_t done = 0; done < count; done += perRound) {
+    const size_t n = std::min(perRound, count - done);
+    const int p = beginRound();
+    std::memcpy(arenas_[rank_].input[p], in + done * es, n * es);
+    publishInput();
+    if (rank_ == root) {
+      waitAllInputs();
+      reduceAll(out + done * es, 0, n, rc, p);
+    }
+  }
+}
+
+}  // namespace loom

@@ -1,0 +1,60 @@
+// Runs plans over links on host memory. Each job is one rank's plan for one
+// operation; its streams are merged slice-outer (iteration i runs slice i of
+// stream 0's steps, then of stream 1's, ...), so the messages on every link
+// leave and arrive in one order both sides derive from the plan. Several jobs
+// run concurrently (a group's sends and receives), which is what keeps
+// exchanges from deadlocking; jobs must not share a link direction.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "collectives/executor/waiter.h"
+#include "collectives/plan.h"
+#include "math/reducer.h"
+#include "transports/link.h"
+
+namespace loom {
+
+struct ReduceContext {
+  ReduceFn reduce = nullptr;      // null for data-movement collectives
+  FinalizeFn finalize = nullptr;  // null unless the op needs it (avg)
+  int nranks = 1;
+};
+
+struct PlanBuffers {
+  const char* input = nullptr;
+  char* output = nullptr;
+  char* scratch = nullptr;
+};
+
+struct PlanJob {
+  const RankPlan* plan = nullptr;
+  PlanBuffers buffers;
+  ReduceContext reduce;
+  size_t elementSize = 1;
+};
+
+class StepExecutor {
+ public:
+  /// `linksByPeer[p]` is the link to rank p (nullptr for self/unconnected).
+  /// `sliceBytes` must be the same on every rank and at most every link's
+  /// maxMessageBytes.
+  StepExecutor(std::span<Link* const> linksByPeer, size_t sliceBytes, Waiter& waiter);
+
+  void run(std::span<const PlanJob> jobs);
+
+ private:
+  struct Cursor;
+  bool attempt(Cursor& cursor);
+  bool tryStep(const PlanJob& job, const Step& step, size_t first, size_t count);
+  Link* link(int peer, const Step& step) const;
+  std::string describeWaits(std::span<const Cursor> cursors) const;
+
+  std::span<Link* const> links_;
+  size_t sliceBytes_;
+  Waiter& waiter_;
+};
+
+}  // namespace loom

@@ -1,0 +1,154 @@
+/// Loom: collective communication for CPUs and GPUs.
+///
+/// The C API. Every function returns a loomResult_t; on failure
+/// loomGetLastError() returns a message naming the values involved, and no user
+/// buffer has been written. Buffers may be host memory (device memory with the
+/// CUDA path). Enum values match NCCL's where both libraries have the concept, so
+/// the NCCL ABI shim is a thin mapping.
+#ifndef LOOM_LOOM_H_
+#define LOOM_LOOM_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LOOM_MAJOR 0
+#define LOOM_MINOR 1
+#define LOOM_PATCH 0
+/// Version as one integer: major * 10000 + minor * 100 + patch.
+#define LOOM_VERSION_CODE (LOOM_MAJOR * 10000 + LOOM_MINOR * 100 + LOOM_PATCH)
+
+#define LOOM_UNIQUE_ID_BYTES 128
+
+/// Opaque rendezvous handle: address of a listener plus a random secret.
+/// Created by one process with loomGetUniqueId and handed to every rank.
+typedef struct {
+  char internal[LOOM_UNIQUE_ID_BYTES];
+} loomUniqueId;
+
+typedef struct loomComm* loomComm_t;
+
+/// Stream handle; a cudaStream_t for device buffers, ignored for host buffers.
+typedef void* loomStream_t;
+
+typedef enum {
+  loomSuccess = 0,
+  loomUnhandledCudaError = 1,
+  loomSystemError = 2,
+  loomInternalError = 3,
+  loomInvalidArgument = 4,
+  loomInvalidUsage = 5,
+  loomRemoteError = 6,  ///< a peer died, stalled past LOOM_TIMEOUT, or broke its connection
+  loomInProgress = 7,
+  loomAborted = 8,  ///< the communicator was aborted (loomCommAbort)
+  loomNumResults = 9
+} loomResult_t;
+
+typedef enum {
+  loomInt8 = 0,
+  loomUint8 = 1,
+  loomInt32 = 2,
+  loomUint32 = 3,
+  loomInt64 = 4,
+  loomUint64 = 5,
+  loomFloat16 = 6,
+  loomFloat32 = 7,
+  loomFloat64 = 8,
+  loomBfloat16 = 9,
+  loomNumTypes = 10
+} loomDataType_t;
+
+typedef enum {
+  loomSum = 0,
+  loomProd = 1,
+  loomMax = 2,
+  loomMin = 3,
+  loomAvg = 4,  ///< sum divided by the number of ranks (integers: truncated toward zero)
+  loomNumOps = 5
+} loomRedOp_t;
+
+/// Passing this as `color` to loomCommSplit leaves the rank out of every new comm.
+#define LOOM_SPLIT_NOCOLOR (-1)
+
+/// Returns LOOM_VERSION_CODE of the library actually loaded.
+loomResult_t loomGetVersion(int* version);
+/// Short description of a result code; never NULL.
+const char* loomGetErrorString(loomResult_t result);
+/// Message of the last failed call on this thread (empty string if none).
+const char* loomGetLastError(loomComm_t comm);
+
+/// Starts a rendezvous listener in this process and describes it in *id.
+loomResult_t loomGetUniqueId(loomUniqueId* id);
+/// Joins communicator `id` as `rank` of `nranks`; blocks until every rank joined
+/// or LOOM_TIMEOUT passed.
+loomResult_t loomCommInitRank(loomComm_t* comm, int nranks, loomUniqueId id, int rank);
+/// Creates `ndev` ranks inside this process (one thread each may then drive
+/// one). `devlist` may be NULL; it names CUDA devices for the CUDA path.
+loomResult_t loomCommInitAll(loomComm_t* comms, int ndev, const int* devlist);
+/// Joins the world described by the environment: loomrun (LOOM_*), OpenMPI
+/// (OMPI_COMM_WORLD_*), PMI, Slurm (SLURM_*) or torchrun (RANK, WORLD_SIZE,
+/// MASTER_ADDR, MASTER_PORT). See docs/launching.md.
+loomResult_t loomCommInitFromEnv(loomComm_t* comm);
+/// Collective over `comm`: ranks with equal `color` form a new communicator,
+/// ordered by `key` then by old rank. LOOM_SPLIT_NOCOLOR yields *newcomm = NULL.
+loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newcomm);
+/// Frees the communicator. Must not race with calls on the same comm.
+loomResult_t loomCommDestroy(loomComm_t comm);
+/// Marks `comm` aborted, wakes every call waiting on it (they return
+/// loomAborted), waits for them to leave, then frees it like loomCommDestroy.
+/// May be called from another thread while a collective runs on `comm`.
+loomResult_t loomCommAbort(loomComm_t comm);
+/// loomSuccess, or the error that broke the comm asynchronously (dead peer...).
+loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError);
+loomResult_t loomCommCount(const loomComm_t comm, int* count);
+loomResult_t loomCommUserRank(const loomComm_t comm, int* rank);
+
+/// recvbuff[i] = op over ranks of sendbuff[i], on every rank. In place when
+/// sendbuff == recvbuff.
+loomResult_t loomAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           loomDataType_t datatype, loomRedOp_t op, loomComm_t comm,
+                           loomStream_t stream);
+/// recvbuff holds nranks * sendcount elements, rank r's block at r * sendcount.
+loomResult_t loomAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           loomDataType_t datatype, loomComm_t comm, loomStream_t stream);
+/// sendbuff holds nranks * recvcount elements; rank r receives block r reduced.
+loomResult_t loomReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               loomDataType_t datatype, loomRedOp_t op, loomComm_t comm,
+                               loomStream_t stream);
+/// Copies root's sendbuff into every rank's recvbuff.
+loomResult_t loomBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           loomDataType_t datatype, int root, loomComm_t comm,
+                           loomStream_t stream);
+/// Reduces into root's recvbuff; recvbuff is not touched on other ranks.
+loomResult_t loomReduce(const void* sendbuff, void* recvbuff, size_t count,
+                        loomDataType_t datatype, loomRedOp_t op, int root, loomComm_t comm,
+                        loomStream_t stream);
+/// Block j of sendbuff (count elements) goes to rank j, landing at block r of its recvbuff.
+loomResult_t loomAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                          loomDataType_t datatype, loomComm_t comm, loomStream_t stream);
+/// Root's recvbuff (nranks * sendcount) receives every rank's sendbuff.
+loomResult_t loomGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                        loomDataType_t datatype, int root, loomComm_t comm, loomStream_t stream);
+/// Rank r's recvbuff receives block r of root's sendbuff (nranks * recvcount).
+loomResult_t loomScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                         loomDataType_t datatype, int root, loomComm_t comm, loomStream_t stream);
+/// Point to point. Matching send/recv pairs must agree on count and type; pairs
+/// inside one group progress together, so exchanges cannot deadlock.
+loomResult_t loomSend(const void* sendbuff, size_t count, loomDataType_t datatype, int peer,
+                      loomComm_t comm, loomStream_t stream);
+loomResult_t loomRecv(void* recvbuff, size_t count, loomDataType_t datatype, int peer,
+                      loomComm_t comm, loomStream_t stream);
+
+/// Calls between GroupStart and GroupEnd (on this thread) are queued and run
+/// together at GroupEnd. Groups nest; the outermost GroupEnd runs them.
+loomResult_t loomGroupStart(void);
+loomResult_t loomGroupEnd(void);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // LOOM_LOOM_H_

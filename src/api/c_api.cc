@@ -1,0 +1,306 @@
+// The C boundary: every entry point catches loom::Error (and anything else),
+// records the message for loomGetLastError and returns a loomResult_t.
+#include <cstring>
+#include <exception>
+#include <string>
+#include <thread>
+
+#include "api/group.h"
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/launch_env.h"
+#include "comm/comm.h"
+#include "comm/operation.h"
+#include "core/log.h"
+#include "loom/loom.h"
+
+namespace {
+
+using loom::Collective;
+using loom::ErrorCode;
+
+std::string& lastError() {
+  thread_local std::string message;
+  return message;
+}
+
+loomResult_t toResult(ErrorCode code) { return static_cast<loomResult_t>(code); }
+
+/// Runs `body`, turning exceptions into result codes. The first place that
+/// sees an error logs it (at INFO: bad arguments are the caller's business).
+template <typename Body>
+loomResult_t guarded(const char* function, Body&& body) {
+  try {
+    body();
+    return loomSuccess;
+  } catch (const loom::Error& e) {
+    lastError() = std::string(function) + ": " + e.what();
+    LOOM_INFO("{}", lastError());
+    return toResult(e.code());
+  } catch (const std::bad_alloc&) {
+    lastError() = std::string(function) + ": out of memory";
+    return loomSystemError;
+  } catch (const std::exception& e) {
+    lastError() = std::string(function) + ": internal error: " + e.what();
+    LOOM_WARN("{}", lastError());
+    return loomInternalError;
+  }
+}
+
+template <typename T>
+void requireOut(T* p, const char* name) {
+  if (p == nullptr) loom::raise(ErrorCode::InvalidArgument, "{} is NULL", name);
+}
+
+/// Counts a call in flight so loomCommAbort can wait for it to leave.
+class ActiveCall {
+ public:
+  explicit ActiveCall(loom::Comm& comm) : comm_(comm) { comm_.activeCalls.fetch_add(1); }
+  ~ActiveCall() { comm_.activeCalls.fetch_sub(1); }
+  ActiveCall(const ActiveCall&) = delete;
+  ActiveCall& operator=(const ActiveCall&) = delete;
+
+ private:
+  loom::Comm& comm_;
+};
+
+loomResult_t submit(const char* function, loomComm_t handle, const loom::Operation& op) {
+  return guarded(function, [&] {
+    loom::Comm& comm = loom::checkedComm(handle);
+    if (comm.aborted.load()) {
+      loom::raise(ErrorCode::Aborted, "communicator was aborted");
+    }
+    loom::validateOperation(comm, op);
+    if (loom::enqueueInGroup(comm, op)) return;
+    ActiveCall active(comm);
+    loom::runOperations(comm, {&op, 1});
+  });
+}
+
+loom::Operation makeOp(Collective c, const void* send, void* recv, size_t count,
+                       loomDataType_t type, loomRedOp_t op, int root) {
+  loom::Operation o;
+  o.collective = c;
+  o.send = send;
+  o.recv = recv;
+  o.count = count;
+  o.type = static_cast<loom::DataType>(type);
+  o.op = static_cast<loom::ReduceOp>(op);
+  o.root = root;
+  return o;
+}
+
+}  // namespace
+
+extern "C" {
+
+loomResult_t loomGetVersion(int* version) {
+  return guarded("loomGetVersion", [&] {
+    requireOut(version, "version");
+    *version = LOOM_VERSION_CODE;
+  });
+}
+
+const char* loomGetErrorString(loomResult_t result) {
+  switch (result) {
+    case loomSuccess: return "no error";
+    case loomUnhandledCudaError: return "unhandled CUDA error";
+    case loomSystemError: return "system error (a system call failed or memory ran out)";
+    case loomInternalError: return "internal error (a bug in Loom)";
+    case loomInvalidArgument: return "invalid argument";
+    case loomInvalidUsage: return "invalid usage (calls inconsistent across ranks or out of order)";
+    case loomRemoteError: return "remote error (a peer died, stalled or disconnected)";
+    case loomInProgress: return "operation in progress";
+    case loomAborted: return "communicator aborted";
+    default: return "unknown loomResult_t";
+  }
+}
+
+const char* loomGetLastError(loomComm_t) { return lastError().c_str(); }
+
+loomResult_t loomGetUniqueId(loomUniqueId* id) {
+  return guarded("loomGetUniqueId", [&] {
+    requireOut(id, "id");
+    *id = loom::startRendezvous().serialize();
+  });
+}
+
+loomResult_t loomCommInitRank(loomComm_t* comm, int nranks, loomUniqueId id, int rank) {
+  return guarded("loomCommInitRank", [&] {
+    requireOut(comm, "comm");
+    if (nranks < 1) loom::raise(ErrorCode::InvalidArgument, "nranks={} must be >= 1", nranks);
+    if (rank < 0 || rank >= nranks) {
+      loom::raise(ErrorCode::InvalidArgument, "rank={} is outside [0, nranks={})", rank, nranks);
+    }
+    const loom::UniqueId parsed = loom::UniqueId::deserialize(id);
+    *comm = loom::initComm(parsed, nranks, rank).release();
+  });
+}
+
+loomResult_t loomCommInitAll(loomComm_t* comms, int ndev, const int* devlist) {
+  return guarded("loomCommInitAll", [&] {
+    requireOut(comms, "comms");
+    if (ndev < 1) loom::raise(ErrorCode::InvalidArgument, "ndev={} must be >= 1", ndev);
+    loom::RendezvousOptions options;
+    options.bindHost = "127.0.0.1";  // every rank is in this process
+    const loom::UniqueId id = loom::startRendezvous(options);
+    std::vector<std::unique_ptr<loom::Comm>> made(static_cast<size_t>(ndev));
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(ndev));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ndev; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          made[r] = loom::initComm(id, ndev, r);
+        } catch (...) {
+          errors[r] = std::current_exception();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (auto& e : errors) {
+      if (e) std::rethrow_exception(e);
+    }
+    for (int r = 0; r < ndev; ++r) comms[r] = made[r].release();
+  });
+}
+
+loomResult_t loomCommInitFromEnv(loomComm_t* comm) {
+  return guarded("loomCommInitFromEnv", [&] {
+    requireOut(comm, "comm");
+    const loom::LaunchEnv env = loom::detectLaunchEnv();
+    const loom::UniqueId id = loom::resolveUniqueId(env);
+    LOOM_INFO("launched by {}: rank {} of {}", env.launcher, env.rank, env.worldSize);
+    *comm = loom::initComm(id, env.worldSize, env.rank).release();
+  });
+}
+
+loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newcomm) {
+  return guarded("loomCommSplit", [&] {
+    requireOut(newcomm, "newcomm");
+    loom::Comm& parent = loom::checkedComm(comm);
+    ActiveCall active(parent);
+    *newcomm = loom::splitComm(parent, color, key).release();
+  });
+}
+
+loomResult_t loomCommDestroy(loomComm_t comm) {
+  return guarded("loomCommDestroy", [&] {
+    loom::Comm& c = loom::checkedComm(comm);
+    c.magic = 0;
+    delete &c;
+  });
+}
+
+loomResult_t loomCommAbort(loomComm_t comm) {
+  return guarded("loomCommAbort", [&] {
+    loom::Comm& c = loom::checkedComm(comm);
+    c.aborted.store(true);
+    if (c.shm) c.shm->myDoorbell().ring();
+    // Waits notice the flag within one sleep period (10 ms); bound it anyway.
+    const auto deadline = loom::Deadline::after(std::chrono::seconds(10));
+    while (c.activeCalls.load() > 0 && !deadline.expired()) {
+      if (c.shm) c.shm->myDoorbell().ring();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (c.activeCalls.load() > 0) {
+      loom::raise(ErrorCode::InternalError,
+                  "a call on the aborted communicator did not return within 10 s; not freeing it");
+    }
+    c.magic = 0;
+    delete &c;
+  });
+}
+
+loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError) {
+  return guarded("loomCommGetAsyncError", [&] {
+    requireOut(asyncError, "asyncError");
+    loom::Comm& c = loom::checkedComm(comm);
+    *asyncError = c.aborted.load() ? loomAborted : static_cast<loomResult_t>(c.asyncError.load());
+  });
+}
+
+loomResult_t loomCommCount(const loomComm_t comm, int* count) {
+  return guarded("loomCommCount", [&] {
+    requireOut(count, "count");
+    *count = loom::checkedComm(comm).nranks;
+  });
+}
+
+loomResult_t loomCommUserRank(const loomComm_t comm, int* rank) {
+  return guarded("loomCommUserRank", [&] {
+    requireOut(rank, "rank");
+    *rank = loom::checkedComm(comm).rank;
+  });
+}
+
+loomResult_t loomAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           loomDataType_t datatype, loomRedOp_t op, loomComm_t comm,
+                           loomStream_t) {
+  return submit("loomAllReduce", comm,
+                makeOp(Collective::AllReduce, sendbuff, recvbuff, count, datatype, op, 0));
+}
+
+loomResult_t loomAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           loomDataType_t datatype, loomComm_t comm, loomStream_t) {
+  return submit("loomAllGather", comm,
+                makeOp(Collective::AllGather, sendbuff, recvbuff, sendcount, datatype, loomSum, 0));
+}
+
+loomResult_t loomReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               loomDataType_t datatype, loomRedOp_t op, loomComm_t comm,
+                               loomStream_t) {
+  return submit("loomReduceScatter", comm,
+                makeOp(Collective::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0));
+}
+
+loomResult_t loomBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           loomDataType_t datatype, int root, loomComm_t comm, loomStream_t) {
+  return submit("loomBroadcast", comm,
+                makeOp(Collective::Broadcast, sendbuff, recvbuff, count, datatype, loomSum, root));
+}
+
+loomResult_t loomReduce(const void* sendbuff, void* recvbuff, size_t count,
+                        loomDataType_t datatype, loomRedOp_t op, int root, loomComm_t comm,
+                        loomStream_t) {
+  return submit("loomReduce", comm,
+                makeOp(Collective::Reduce, sendbuff, recvbuff, count, datatype, op, root));
+}
+
+loomResult_t loomAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                          loomDataType_t datatype, loomComm_t comm, loomStream_t) {
+  return submit("loomAllToAll", comm,
+                makeOp(Collective::AllToAll, sendbuff, recvbuff, count, datatype, loomSum, 0));
+}
+
+loomResult_t loomGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                        loomDataType_t datatype, int root, loomComm_t comm, loomStream_t) {
+  return submit("loomGather", comm,
+                makeOp(Collective::Gather, sendbuff, recvbuff, sendcount, datatype, loomSum, root));
+}
+
+loomResult_t loomScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                         loomDataType_t datatype, int root, loomComm_t comm, loomStream_t) {
+  return submit("loomScatter", comm,
+                makeOp(Collective::Scatter, sendbuff, recvbuff, recvcount, datatype, loomSum, root));
+}
+
+loomResult_t loomSend(const void* sendbuff, size_t count, loomDataType_t datatype, int peer,
+                      loomComm_t comm, loomStream_t) {
+  return submit("loomSend", comm,
+                makeOp(Collective::Send, sendbuff, nullptr, count, datatype, loomSum, peer));
+}
+
+loomResult_t loomRecv(void* recvbuff, size_t count, loomDataType_t datatype, int peer,
+                      loomComm_t comm, loomStream_t) {
+  return submit("loomRecv", comm,
+                makeOp(Collective::Recv, nullptr, recvbuff, count, datatype, loomSum, peer));
+}
+
+loomResult_t loomGroupStart(void) {
+  return guarded("loomGroupStart", [] { loom::groupStart(); });
+}
+
+loomResult_t loomGroupEnd(void) {
+  return guarded("loomGroupEnd", [] { loom::groupEnd(); });
+}
+
+}  // extern "C"

@@ -1,0 +1,53 @@
+// Bootstrap: how ranks find each other before any link exists.
+//
+// loomGetUniqueId starts a rendezvous server (a thread in the calling process)
+// and returns its address plus a 128-bit random secret. Every rank connects,
+// proves the secret and says (rank, nranks). The server then relays all-gathers
+// for the life of the communicator: each rank sends a blob, and once all ranks
+// sent theirs every rank receives all of them. It is small, centralised and
+// only used at init/split/destroy, never on a collective's data path.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/unique_id.h"
+#include "core/deadline.h"
+
+namespace loom {
+
+struct RendezvousOptions {
+  /// Address to bind; empty picks the interface that routes outward (or
+  /// LOOM_SOCKET_IFNAME), falling back to loopback.
+  std::string bindHost;
+  uint16_t port = 0;  // 0: any free port
+  /// Fixed secret (launchers without a way to ship the id); empty: random.
+  std::string secret;
+};
+
+/// Starts the rendezvous server thread and describes it. The thread owns its
+/// state and ends when every rank that joined has disconnected, or when no
+/// complete set of ranks joined within LOOM_TIMEOUT.
+UniqueId startRendezvous(const RendezvousOptions& options = {});
+
+class Bootstrap {
+ public:
+  /// Connects to the server in `id` as `rank` of `nranks` and waits until all
+  /// ranks have joined. Throws InvalidArgument for a malformed id, RemoteError
+  /// if the server refuses or the deadline passes.
+  static std::unique_ptr<Bootstrap> join(const UniqueId& id, int rank, int nranks,
+                                         Deadline deadline,
+                                         const std::atomic<bool>* abortFlag = nullptr);
+  virtual ~Bootstrap() = default;
+
+  virtual int rank() const = 0;
+  virtual int nranks() const = 0;
+  /// Each rank contributes `mine` (at most 1 MiB); returns every rank's blob,
+  /// indexed by rank. Collective: all ranks must call it in the same order.
+  virtual std::vector<std::string> allGather(const std::string& mine, Deadline deadline) = 0;
+  virtual void barrier(Deadline deadline) = 0;
+};
+
+}  // namespace loom

@@ -1,0 +1,37 @@
+// Reading the world from the launcher's environment: loomrun, OpenMPI, PMI,
+// Slurm, torchrun. See docs/launching.md.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "bootstrap/unique_id.h"
+
+namespace loom {
+
+struct LaunchEnv {
+  std::string launcher;  // "loomrun", "openmpi", "pmi", "slurm", "torchrun"
+  int rank = 0;
+  int worldSize = 1;
+  int localRank = 0;
+  int localSize = 1;
+  /// The id when the launcher passed one (LOOM_UNIQUE_ID); otherwise rendezvous
+  /// details the ranks can all derive (see resolveUniqueId).
+  std::optional<UniqueId> id;
+  std::string masterHost;  // torchrun MASTER_ADDR, or LOOM_COMM_ID host
+  int masterPort = 0;
+  std::string jobKey;  // stable per job (OMPI jobid, SLURM_JOB_ID.STEP, ...)
+};
+
+/// Throws Error(InvalidUsage) naming the variables looked for when no launcher
+/// environment is recognised, InvalidArgument when values are inconsistent.
+LaunchEnv detectLaunchEnv();
+
+/// The id every rank of `env` agrees on. With LOOM_UNIQUE_ID it is that.
+/// Otherwise rank 0 starts the rendezvous server at a derived address
+/// (MASTER_ADDR:MASTER_PORT+1 / LOOM_COMM_ID / loopback and a port derived from
+/// the job key) with a secret derived from LOOM_SECRET or the job key, and the
+/// other ranks compute the same id.
+UniqueId resolveUniqueId(const LaunchEnv& env);
+
+}  // namespace loom

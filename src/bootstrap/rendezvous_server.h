@@ -1,0 +1,56 @@
+// The rendezvous server's event loop (internal to bootstrap; startRendezvous in
+// bootstrap.h is the public entry). One thread owns one RendezvousServer.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/socket.h"
+
+namespace loom {
+
+class RendezvousServer {
+ public:
+  /// Takes the listening socket. `joinTimeout` bounds how long the server waits
+  /// for a complete set of ranks before closing everything.
+  RendezvousServer(Socket listener, std::array<uint8_t, 16> secret,
+                   std::chrono::milliseconds joinTimeout);
+  ~RendezvousServer();
+  RendezvousServer(const RendezvousServer&) = delete;
+  RendezvousServer& operator=(const RendezvousServer&) = delete;
+
+  /// The poll loop; returns when every joined rank has disconnected, or when
+  /// the ranks did not all join within the join timeout. Never throws.
+  void run();
+
+ private:
+  struct Client;
+
+  void acceptPending();
+  void readFrom(Client& client);
+  void writeTo(Client& client);
+  void onHello(Client& client);
+  void onBlob(Client& client, std::string blob);
+  void completeRoundIfReady();
+  void refuse(Client& client, const std::string& message);
+  void drop(Client& client, const std::string& why, bool warn);
+  void enqueue(Client& client, std::shared_ptr<const std::string> frame);
+  void loopOnce();
+
+  Socket listener_;
+  std::string address_;
+  std::array<uint8_t, 16> secret_;
+  std::chrono::milliseconds joinTimeout_;
+  std::vector<std::unique_ptr<Client>> clients_;
+  std::vector<Client*> byRank_;  // joined clients, indexed by rank
+  int nranks_ = 0;               // 0 until the first valid hello
+  int joined_ = 0;               // live entries of byRank_
+  bool allJoined_ = false;
+  std::string failure_;  // set once a rank left after everyone joined
+};
+
+}  // namespace loom

@@ -1,0 +1,68 @@
+// The communicator: everything one rank owns for one group of ranks. All
+// mutable state of the library lives here (or in a call's stack), never in
+// globals.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/unique_id.h"
+#include "collectives/plan.h"
+#include "comm/config.h"
+#include "comm/peer_info.h"
+#include "core/error.h"
+#include "transports/link.h"
+#include "transports/shm/shm_domain.h"
+#include "transports/tcp/tcp_transport.h"
+
+struct loomComm {
+  static constexpr uint64_t kAliveMagic = 0x4c4f4f4d434f4d4dULL;  // "LOOMCOMM"
+
+  uint64_t magic = kAliveMagic;
+  int rank = 0;
+  int nranks = 1;
+  loom::UniqueId id;
+  loom::CommConfig config;
+  std::unique_ptr<loom::Bootstrap> bootstrap;
+  std::vector<loom::PeerInfo> peers;
+  bool allLocal = true;  // every rank on this host, linked by shm
+
+  std::unique_ptr<loom::TcpListener> tcpListener;
+  std::unique_ptr<loom::ShmDomain> shm;
+  std::vector<std::unique_ptr<loom::Link>> links;  // by peer; null for self
+  std::vector<loom::Link*> linkPtrs;               // same, as raw pointers for executors
+  std::vector<loom::Link*> networkLinks;           // links that need progress() calls
+
+  std::atomic<bool> aborted{false};
+  std::atomic<int> asyncError{0};  // a loomResult_t
+  std::atomic<int> activeCalls{0};
+
+  uint64_t directRound = 0;      // rounds of the direct algorithm, equal on all ranks
+  uint64_t collectiveCount = 0;  // collectives issued, for error messages
+
+  using PlanKey = std::tuple<int, int, size_t, int, bool>;
+  std::map<PlanKey, std::shared_ptr<const loom::RankPlan>> planCache;
+
+  /// The plan for `req`, built once per (collective, algorithm, count, root, in-place).
+  std::shared_ptr<const loom::RankPlan> plan(const loom::PlanRequest& req);
+};
+
+namespace loom {
+
+using Comm = ::loomComm;
+
+/// Creates and connects a communicator (collective over the ranks of `id`).
+std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank);
+/// Splits `parent` (collective over parent's ranks); nullptr for `color` < 0.
+std::unique_ptr<Comm> splitComm(Comm& parent, int color, int key);
+/// Throws InvalidArgument/InvalidUsage when `comm` is null or destroyed.
+Comm& checkedComm(loomComm* comm);
+
+}  // namespace loom

@@ -1,0 +1,122 @@
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "collectives/algorithms.h"
+#include "comm/comm.h"
+#include "core/log.h"
+
+namespace loom {
+namespace {
+
+std::vector<PeerInfo> exchangePeerInfo(Comm& comm, Deadline deadline) {
+  PeerInfo mine;
+  mine.hostId = PeerInfo::localHostId();
+  mine.pid = static_cast<int>(getpid());
+  mine.tcpAddress = comm.tcpListener->address();
+  mine.configSignature = comm.config.signature();
+  const auto blobs = comm.bootstrap->allGather(mine.serialize(), deadline);
+  std::vector<PeerInfo> peers;
+  peers.reserve(blobs.size());
+  for (size_t r = 0; r < blobs.size(); ++r) {
+    peers.push_back(PeerInfo::deserialize(blobs[r], static_cast<int>(r)));
+  }
+  for (size_t r = 0; r < peers.size(); ++r) {
+    if (peers[r].configSignature != mine.configSignature) {
+      raise(ErrorCode::InvalidUsage,
+            "rank {} has settings '{}' but rank {} has '{}': set the same LOOM_* variables on "
+            "every rank",
+            r, peers[r].configSignature, comm.rank, mine.configSignature);
+    }
+  }
+  return peers;
+}
+
+void connectLinks(Comm& comm, Deadline deadline) {
+  const bool forceTcp = comm.config.transport == TransportChoice::Tcp;
+  std::vector<int> localPeers;
+  std::vector<int> tcpPeers;
+  for (int r = 0; r < comm.nranks; ++r) {
+    if (r == comm.rank) continue;
+    const bool sameHost = comm.peers[r].hostId == comm.peers[comm.rank].hostId;
+    if (sameHost) localPeers.push_back(r);
+    if (!sameHost || forceTcp) tcpPeers.push_back(r);
+  }
+  comm.allLocal = static_cast<int>(localPeers.size()) == comm.nranks - 1;
+
+  // Shared memory is set up among same-host ranks even when links use tcp,
+  // because the doorbell and the direct arena live there. Every rank takes
+  // part in the barriers, local peers or not, since they are comm-wide.
+  comm.shm = std::make_unique<ShmDomain>(comm.id.tag() ^ 0x5348ULL, comm.rank, comm.nranks,
+                                         comm.config.shm);
+  comm.bootstrap->barrier(deadline);
+  comm.shm->attach(localPeers);
+  comm.bootstrap->barrier(deadline);
+  comm.shm->unlinkOwn();
+
+  comm.links.resize(static_cast<size_t>(comm.nranks));
+  if (!tcpPeers.empty()) {
+    std::vector<std::string> addresses;
+    for (const auto& p : comm.peers) addresses.push_back(p.tcpAddress);
+    auto tcpLinks = connectTcpLinks(*comm.tcpListener, comm.rank, tcpPeers, addresses,
+                                    comm.id.tag(), comm.config.tcp, deadline, &comm.aborted);
+    for (size_t i = 0; i < tcpPeers.size(); ++i) {
+      comm.networkLinks.push_back(tcpLinks[i].get());
+      comm.links[tcpPeers[i]] = std::move(tcpLinks[i]);
+    }
+  }
+  if (!forceTcp) {
+    for (int peer : localPeers) comm.links[peer] = comm.shm->makeLink(peer);
+  }
+  comm.linkPtrs.resize(comm.links.size());
+  for (size_t r = 0; r < comm.links.size(); ++r) comm.linkPtrs[r] = comm.links[r].get();
+  if (forceTcp) comm.allLocal = false;  // direct needs shm links' host; tcp was asked for
+}
+
+}  // namespace
+
+std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
+  if (nranks < 1) raise(ErrorCode::InvalidArgument, "nranks={} must be at least 1", nranks);
+  if (rank < 0 || rank >= nranks) {
+    raise(ErrorCode::InvalidArgument, "rank={} is outside [0, nranks={})", rank, nranks);
+  }
+  auto comm = std::make_unique<Comm>();
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->id = id;
+  comm->config = CommConfig::fromEnvironment();
+  const Deadline deadline = Deadline::after(comm->config.timeout);
+
+  comm->bootstrap = Bootstrap::join(id, rank, nranks, deadline, &comm->aborted);
+  comm->tcpListener = std::make_unique<TcpListener>(std::string());
+  comm->peers = exchangePeerInfo(*comm, deadline);
+  connectLinks(*comm, deadline);
+  comm->bootstrap->barrier(deadline);
+  LOOM_INFO("rank {}/{} ready: {} ({} local peers, slice {} B)", rank, nranks,
+            comm->allLocal ? "one host, shm" : "tcp links", comm->shm ? nranks - 1 : 0,
+            comm->config.sliceBytes());
+  return comm;
+}
+
+Comm& checkedComm(loomComm* comm) {
+  if (comm == nullptr) raise(ErrorCode::InvalidArgument, "comm is NULL");
+  if (comm->magic != Comm::kAliveMagic) {
+    raise(ErrorCode::InvalidUsage, "comm {} was destroyed or is not a Loom communicator",
+          static_cast<const void*>(comm));
+  }
+  return *comm;
+}
+
+}  // namespace loom
+
+std::shared_ptr<const loom::RankPlan> loomComm::plan(const loom::PlanRequest& req) {
+  const PlanKey key{static_cast<int>(req.collective), static_cast<int>(req.algorithm), req.count,
+                    req.root, req.inPlace};
+  auto it = planCache.find(key);
+  if (it != planCache.end()) return it->second;
+  // Bounded: a training loop uses few shapes; a sweep would otherwise grow it forever.
+  if (planCache.size() > 1024) planCache.clear();
+  auto made = std::make_shared<const loom::RankPlan>(loom::makePlan(req));
+  planCache.emplace(key, made);
+  return made;
+}

@@ -1,0 +1,58 @@
+#include "comm/config.h"
+
+#include <algorithm>
+
+#include "core/env.h"
+#include "core/error.h"
+
+namespace loom {
+namespace {
+
+std::optional<Algorithm> parseAlgorithm() {
+  const auto text = envString("LOOM_ALGO");
+  if (!text) return std::nullopt;
+  if (*text == "ring") return Algorithm::Ring;
+  if (*text == "tree") return Algorithm::Tree;
+  if (*text == "direct") return Algorithm::Direct;
+  raise(ErrorCode::InvalidArgument, "LOOM_ALGO='{}' is not one of ring, tree, direct", *text);
+}
+
+TransportChoice parseTransport() {
+  const auto text = envString("LOOM_TRANSPORT");
+  if (!text) return TransportChoice::Auto;
+  if (*text == "shm") return TransportChoice::Shm;
+  if (*text == "tcp") return TransportChoice::Tcp;
+  raise(ErrorCode::InvalidArgument, "LOOM_TRANSPORT='{}' is not one of shm, tcp", *text);
+}
+
+}  // namespace
+
+CommConfig CommConfig::fromEnvironment() {
+  CommConfig c;
+  c.timeout = std::chrono::seconds(envInt("LOOM_TIMEOUT", 300, 1, 7 * 24 * 3600));
+  c.algorithm = parseAlgorithm();
+  c.transport = parseTransport();
+  c.check = envFlag("LOOM_CHECK", false);
+  c.spinMicros = envInt("LOOM_SPIN_US", 50, 0, 1000000);
+  c.shm.slotBytes = envBytes("LOOM_SHM_SLOT_BYTES", 256 << 10, 4 << 10, 64 << 20);
+  c.shm.slots = envInt("LOOM_SHM_SLOTS", 4, 2, kMaxShmSlots);
+  c.shm.arenaBytes = envBytes("LOOM_DIRECT_BYTES", 1 << 20, 4 << 10, 1ULL << 30);
+  c.tcp.slotBytes = envBytes("LOOM_TCP_SLOT_BYTES", 256 << 10, 4 << 10, 64 << 20);
+  c.tcp.slots = static_cast<int>(envInt("LOOM_TCP_SLOTS", 4, 2, 64));
+  c.tcp.socketsPerPeer = static_cast<int>(envInt("LOOM_TCP_SOCKETS", 2, 1, 16));
+  c.directMaxBytes = envBytes("LOOM_DIRECT_MAX", SIZE_MAX, 0, SIZE_MAX);
+  c.directOneShotBytes = envBytes("LOOM_DIRECT_ONESHOT", 32 << 10, 0, 1ULL << 30);
+  c.treeMaxBytes = envBytes("LOOM_TREE_MAX", 64 << 10, 0, SIZE_MAX);
+  return c;
+}
+
+size_t CommConfig::sliceBytes() const { return std::min(shm.slotBytes, tcp.slotBytes); }
+
+std::string CommConfig::signature() const {
+  return fmt::format("algo={} transport={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} tree={}",
+                     algorithm ? static_cast<int>(*algorithm) : -1, static_cast<int>(transport),
+                     check, shm.slotBytes, shm.slots, shm.arenaBytes, tcp.slotBytes, tcp.slots,
+                     directMaxBytes, directOneShotBytes, treeMaxBytes);
+}
+
+}  // namespace loom

@@ -1,0 +1,37 @@
+// Per-communicator settings, read from the environment once at init. Settings
+// that must agree across ranks are compared during init (configSignature).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "collectives/plan.h"
+#include "transports/shm/shm_domain.h"
+#include "transports/tcp/tcp_transport.h"
+
+namespace loom {
+
+enum class TransportChoice { Auto, Shm, Tcp };
+
+struct CommConfig {
+  std::chrono::milliseconds timeout{300000};  // LOOM_TIMEOUT (seconds)
+  std::optional<Algorithm> algorithm;          // LOOM_ALGO
+  TransportChoice transport = TransportChoice::Auto;  // LOOM_TRANSPORT
+  bool check = false;                                  // LOOM_CHECK
+  long spinMicros = 50;                                // LOOM_SPIN_US
+  ShmConfig shm;            // LOOM_SHM_SLOT_BYTES, LOOM_SHM_SLOTS, LOOM_DIRECT_BYTES
+  TcpConfig tcp;            // LOOM_TCP_SLOT_BYTES, LOOM_TCP_SLOTS, LOOM_TCP_SOCKETS
+  size_t directMaxBytes = SIZE_MAX;  // LOOM_DIRECT_MAX: largest message for the direct algorithm
+  size_t directOneShotBytes = 32 * 1024;  // LOOM_DIRECT_ONESHOT
+  size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX: all-reduce uses trees up to this
+
+  /// Throws InvalidArgument naming the variable for a bad value.
+  static CommConfig fromEnvironment();
+  /// Slice size used by plans: the same on every rank whatever links it has.
+  size_t sliceBytes() const;
+  /// Text of the settings ranks must share; init compares it across ranks.
+  std::string signature() const;
+};
+
+}  // namespace loom

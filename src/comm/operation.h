@@ -1,0 +1,36 @@
+// One user call (a collective or a send/recv), validated, and how a batch of
+// them (a group, or a single call) runs.
+#pragma once
+
+#include <span>
+
+#include "collectives/plan.h"
+#include "comm/comm.h"
+#include "core/types.h"
+
+namespace loom {
+
+struct Operation {
+  Collective collective = Collective::AllReduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;
+  DataType type = DataType::Float32;
+  ReduceOp op = ReduceOp::Sum;
+  int root = 0;  // root, or the peer of Send/Recv
+};
+
+/// Checks every argument against `comm`; throws InvalidArgument naming the bad
+/// one. Nothing is touched.
+void validateOperation(const Comm& comm, const Operation& op);
+
+/// Runs `ops` of one communicator: collectives in order, then all sends and
+/// receives together so exchanges cannot deadlock.
+void runOperations(Comm& comm, std::span<const Operation> ops);
+
+/// Algorithm chosen for a collective of `bytes` bytes (LOOM_ALGO, topology, size).
+Algorithm chooseAlgorithm(const Comm& comm, Collective collective, size_t bytes);
+
+bool isReduction(Collective c);
+
+}  // namespace loom

@@ -1,0 +1,63 @@
+#include "comm/peer_info.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <vector>
+
+#include "core/error.h"
+
+namespace loom {
+namespace {
+
+// Fields are separated by '\n'; none of them can contain one.
+constexpr char kSeparator = '\n';
+constexpr std::string_view kVersion = "loom-peer-1";
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> fields;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(kSeparator, start);
+    fields.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return fields;
+}
+
+}  // namespace
+
+std::string PeerInfo::localHostId() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::string bootId;
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::getline(in, bootId);
+  return std::string(host) + "/" + bootId;
+}
+
+std::string PeerInfo::serialize() const {
+  return fmt::format("{}\n{}\n{}\n{}\n{}", kVersion, hostId, pid, tcpAddress, configSignature);
+}
+
+PeerInfo PeerInfo::deserialize(const std::string& text, int fromRank) {
+  const auto fields = split(text);
+  if (fields.size() != 5 || fields[0] != kVersion) {
+    raise(ErrorCode::InvalidUsage,
+          "rank {} sent a peer record Loom cannot read ({} fields): mixed Loom versions?", fromRank,
+          fields.size());
+  }
+  PeerInfo info;
+  info.hostId = fields[1];
+  try {
+    info.pid = std::stoi(fields[2]);
+  } catch (const std::exception&) {
+    raise(ErrorCode::InvalidUsage, "rank {} sent a malformed pid '{}'", fromRank, fields[2]);
+  }
+  info.tcpAddress = fields[3];
+  info.configSignature = fields[4];
+  return info;
+}
+
+}  // namespace loom

@@ -1,0 +1,207 @@
+#include <cstring>
+#include <deque>
+#include <map>
+
+#include "collectives/executor/direct_executor.h"
+#include "collectives/executor/step_executor.h"
+#include "comm/operation.h"
+#include "core/log.h"
+
+namespace loom {
+namespace {
+
+WaitPolicy waitPolicy(Comm& comm) {
+  WaitPolicy p;
+  p.doorbell = &comm.shm->myDoorbell();
+  p.abortFlag = &comm.aborted;
+  p.timeout = comm.config.timeout;
+  p.spinMicros = comm.config.spinMicros;
+  p.networkLinks = comm.networkLinks;
+  return p;
+}
+
+ReduceContext reduceContext(const Comm& comm, const Operation& op) {
+  ReduceContext rc;
+  rc.nranks = comm.nranks;
+  if (isReduction(op.collective)) {
+    rc.reduce = reducerFor(op.type, op.op);
+    rc.finalize = finalizerFor(op.type, op.op);
+  }
+  return rc;
+}
+
+bool isInPlace(const Comm& comm, const Operation& op) {
+  const auto* s = static_cast<const char*>(op.send);
+  const auto* r = static_cast<const char*>(op.recv);
+  const size_t blockBytes = op.count * dataTypeSize(op.type);
+  switch (op.collective) {
+    case Collective::AllGather:
+      return r != nullptr && s == r + static_cast<size_t>(comm.rank) * blockBytes;
+    case Collective::ReduceScatter:
+      return s != nullptr && r == s + static_cast<size_t>(comm.rank) * blockBytes;
+    default:
+      return s == r && s != nullptr;
+  }
+}
+
+/// LOOM_CHECK=1: every rank compares what it is about to call with every other rank.
+void checkAgreement(Comm& comm, const Operation& op) {
+  const std::string mine = fmt::format("{} count={} type={} op={} root={}", toString(op.collective),
+                                       op.count, dataTypeName(op.type),
+                                       isReduction(op.collective) ? reduceOpName(op.op) : "-",
+                                       op.root);
+  const auto all = comm.bootstrap->allGather(mine, Deadline::after(comm.config.timeout));
+  for (int r = 0; r < comm.nranks; ++r) {
+    if (all[r] != all[0]) {
+      raise(ErrorCode::InvalidUsage,
+            "LOOM_CHECK: collective #{} differs across ranks: rank {} called '{}' but rank 0 "
+            "called '{}'",
+            comm.collectiveCount, r, all[r], all[0]);
+    }
+  }
+}
+
+size_t messageBytes(const Comm& comm, const Operation& op) {
+  const size_t es = dataTypeSize(op.type);
+  switch (op.collective) {
+    case Collective::AllGather:
+    case Collective::ReduceScatter:
+    case Collective::AllToAll:
+      return op.count * es * static_cast<size_t>(comm.nranks);
+    default:
+      return op.count * es;
+  }
+}
+
+void runDirect(Comm& comm, const Operation& op, Waiter& waiter) {
+  DirectExecutor direct(*comm.shm, comm.rank, comm.nranks, comm.directRound, waiter,
+                        comm.config.directOneShotBytes);
+  const auto* in = static_cast<const char*>(op.send);
+  auto* out = static_cast<char*>(op.recv);
+  const size_t es = dataTypeSize(op.type);
+  const ReduceContext rc = reduceContext(comm, op);
+  switch (op.collective) {
+    case Collective::AllReduce: direct.allReduce(in, out, op.count, es, rc); break;
+    case Collective::AllGather: direct.allGather(in, out, op.count, es); break;
+    case Collective::ReduceScatter: direct.reduceScatter(in, out, op.count, es, rc); break;
+    case Collective::Broadcast: direct.broadcast(in, out, op.count, es, op.root); break;
+    case Collective::Reduce: direct.reduce(in, out, op.count, es, rc, op.root); break;
+    default:
+      raise(ErrorCode::InternalError, "direct algorithm chosen for {}", toString(op.collective));
+  }
+}
+
+void runCollective(Comm& comm, const Operation& op) {
+  if (comm.config.check) checkAgreement(comm, op);
+  const uint64_t sequence = comm.collectiveCount++;
+  const Algorithm algorithm = chooseAlgorithm(comm, op.collective, messageBytes(comm, op));
+  const WaitPolicy policy = waitPolicy(comm);
+  Waiter waiter(policy, fmt::format("{} #{} ({} x {}, {})", toString(op.collective), sequence,
+                                    op.count, dataTypeName(op.type), toString(algorithm)));
+  if (algorithm == Algorithm::Direct) {
+    runDirect(comm, op, waiter);
+    return;
+  }
+  PlanRequest req;
+  req.collective = op.collective;
+  req.algorithm = algorithm;
+  req.rank = comm.rank;
+  req.nranks = comm.nranks;
+  req.root = op.root;
+  req.count = op.count;
+  req.inPlace = isInPlace(comm, op);
+  const auto plan = comm.plan(req);
+  std::vector<char> scratch(plan->scratchElements * dataTypeSize(op.type));
+  PlanJob job;
+  job.plan = plan.get();
+  job.buffers = {static_cast<const char*>(op.send), static_cast<char*>(op.recv), scratch.data()};
+  job.reduce = reduceContext(comm, op);
+  job.elementSize = dataTypeSize(op.type);
+  StepExecutor(comm.linkPtrs, comm.config.sliceBytes(), waiter).run({&job, 1});
+}
+
+/// Sends and receives to oneself pair up in call order and are plain copies.
+void runSelfTransfers(const Comm& comm, std::span<const Operation* const> sends,
+                      std::span<const Operation* const> recvs) {
+  if (sends.size() != recvs.size()) {
+    raise(ErrorCode::InvalidUsage,
+          "rank {} posted {} sends to itself but {} receives from itself in one group", comm.rank,
+          sends.size(), recvs.size());
+  }
+  for (size_t i = 0; i < sends.size(); ++i) {
+    const size_t sendBytes = sends[i]->count * dataTypeSize(sends[i]->type);
+    const size_t recvBytes = recvs[i]->count * dataTypeSize(recvs[i]->type);
+    if (sendBytes != recvBytes) {
+      raise(ErrorCode::InvalidUsage, "rank {}: send to self of {} bytes met a receive of {} bytes",
+            comm.rank, sendBytes, recvBytes);
+    }
+    if (sendBytes > 0) std::memmove(recvs[i]->recv, sends[i]->send, sendBytes);
+  }
+}
+
+/// Point-to-point operations run in waves: wave k holds the k-th operation
+/// towards each (peer, direction), so both ends of every pair sit in the same
+/// wave, waves never share a link direction, and a wave's jobs progress together.
+void runPointToPoint(Comm& comm, std::span<const Operation* const> ops) {
+  std::vector<const Operation*> selfSends;
+  std::vector<const Operation*> selfRecvs;
+  std::map<std::pair<int, bool>, std::deque<const Operation*>> queues;
+  for (const Operation* op : ops) {
+    const bool isSend = op->collective == Collective::Send;
+    if (op->root == comm.rank) {
+      (isSend ? selfSends : selfRecvs).push_back(op);
+    } else {
+      queues[{op->root, isSend}].push_back(op);
+    }
+  }
+  runSelfTransfers(comm, selfSends, selfRecvs);
+  const WaitPolicy policy = waitPolicy(comm);
+  while (!queues.empty()) {
+    std::vector<std::shared_ptr<const RankPlan>> plans;
+    std::vector<PlanJob> jobs;
+    for (auto it = queues.begin(); it != queues.end();) {
+      const Operation* op = it->second.front();
+      it->second.pop_front();
+      PlanRequest req;
+      req.collective = op->collective;
+      req.algorithm = Algorithm::Pairwise;
+      req.rank = comm.rank;
+      req.nranks = comm.nranks;
+      req.root = op->root;
+      req.count = op->count;
+      plans.push_back(comm.plan(req));
+      PlanJob job;
+      job.plan = plans.back().get();
+      job.buffers = {static_cast<const char*>(op->send), static_cast<char*>(op->recv), nullptr};
+      job.elementSize = dataTypeSize(op->type);
+      jobs.push_back(job);
+      it = it->second.empty() ? queues.erase(it) : std::next(it);
+    }
+    Waiter waiter(policy, fmt::format("send/recv group of {} on rank {}", jobs.size(), comm.rank));
+    StepExecutor(comm.linkPtrs, comm.config.sliceBytes(), waiter).run(jobs);
+  }
+}
+
+}  // namespace
+
+void runOperations(Comm& comm, std::span<const Operation> ops) {
+  std::vector<const Operation*> pointToPoint;
+  try {
+    for (const Operation& op : ops) {
+      if (op.collective == Collective::Send || op.collective == Collective::Recv) {
+        pointToPoint.push_back(&op);
+      } else {
+        runCollective(comm, op);
+      }
+    }
+    if (!pointToPoint.empty()) runPointToPoint(comm, pointToPoint);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::RemoteError) {
+      int expected = 0;
+      comm.asyncError.compare_exchange_strong(expected, static_cast<int>(e.code()));
+    }
+    throw;
+  }
+}
+
+}  // namespace loom

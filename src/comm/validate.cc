@@ -1,0 +1,79 @@
+#include <cstdint>
+
+#include "comm/operation.h"
+
+namespace loom {
+
+bool isReduction(Collective c) {
+  return c == Collective::AllReduce || c == Collective::ReduceScatter || c == Collective::Reduce;
+}
+
+namespace {
+
+bool hasRoot(Collective c) {
+  return c == Collective::Broadcast || c == Collective::Reduce || c == Collective::Gather ||
+         c == Collective::Scatter || c == Collective::Send || c == Collective::Recv;
+}
+
+bool overlaps(const void* a, size_t aBytes, const void* b, size_t bBytes) {
+  const auto x = reinterpret_cast<uintptr_t>(a);
+  const auto y = reinterpret_cast<uintptr_t>(b);
+  return aBytes > 0 && bBytes > 0 && x < y + bBytes && y < x + aBytes;
+}
+
+}  // namespace
+
+void validateOperation(const Comm& comm, const Operation& op) {
+  const std::string name = toString(op.collective);
+  if (static_cast<unsigned>(op.type) >= kNumDataTypes) {
+    raise(ErrorCode::InvalidArgument, "{}: datatype {} is not a loomDataType_t", name,
+          static_cast<int>(op.type));
+  }
+  if (isReduction(op.collective) && static_cast<unsigned>(op.op) >= kNumReduceOps) {
+    raise(ErrorCode::InvalidArgument, "{}: op {} is not a loomRedOp_t", name,
+          static_cast<int>(op.op));
+  }
+  if (hasRoot(op.collective) && (op.root < 0 || op.root >= comm.nranks)) {
+    raise(ErrorCode::InvalidArgument, "{}: {} {} is outside [0, {})", name,
+          op.collective == Collective::Send || op.collective == Collective::Recv ? "peer" : "root",
+          op.root, comm.nranks);
+  }
+  const size_t es = dataTypeSize(op.type);
+  // The largest buffer any collective touches is nranks * count elements.
+  if (op.count > SIZE_MAX / es / static_cast<size_t>(comm.nranks)) {
+    raise(ErrorCode::InvalidArgument, "{}: count {} x {} bytes x {} ranks overflows size_t", name,
+          op.count, es, comm.nranks);
+  }
+  const size_t inBytes =
+      inputElements(op.collective, op.count, comm.nranks, comm.rank, op.root) * es;
+  const size_t outBytes =
+      outputElements(op.collective, op.count, comm.nranks, comm.rank, op.root) * es;
+  if (inBytes > 0 && op.send == nullptr) {
+    raise(ErrorCode::InvalidArgument, "{}: sendbuff is NULL with count {}", name, op.count);
+  }
+  if (outBytes > 0 && op.recv == nullptr) {
+    raise(ErrorCode::InvalidArgument, "{}: recvbuff is NULL with count {}", name, op.count);
+  }
+  // Partial overlap is never meaningful; exact in-place layouts are allowed.
+  if (overlaps(op.send, inBytes, op.recv, outBytes)) {
+    const auto* s = static_cast<const char*>(op.send);
+    const auto* r = static_cast<const char*>(op.recv);
+    bool inPlaceLayout = s == r;
+    if (op.collective == Collective::AllGather) {
+      inPlaceLayout = s == r + static_cast<size_t>(comm.rank) * op.count * es;
+    } else if (op.collective == Collective::ReduceScatter) {
+      inPlaceLayout = r == s + static_cast<size_t>(comm.rank) * op.count * es;
+    } else if (op.collective == Collective::AllToAll || op.collective == Collective::Gather ||
+               op.collective == Collective::Scatter) {
+      inPlaceLayout = false;
+    }
+    if (!inPlaceLayout) {
+      raise(ErrorCode::InvalidArgument,
+            "{}: sendbuff {} ({} bytes) and recvbuff {} ({} bytes) overlap without being the "
+            "in-place layout",
+            name, op.send, inBytes, op.recv, outBytes);
+    }
+  }
+}
+
+}  // namespace loom

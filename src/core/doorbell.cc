@@ -1,0 +1,33 @@
+#include "core/doorbell.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace loom {
+namespace {
+
+// Shared (not PRIVATE) futex operations: the word lives in memory mapped by
+// several processes.
+long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+}  // namespace
+
+void Doorbell::ring() {
+  counter.fetch_add(1, std::memory_order_seq_cst);
+  if (sleeping.load(std::memory_order_seq_cst) != 0) futex(&counter, FUTEX_WAKE, INT32_MAX, nullptr);
+}
+
+void Doorbell::sleep(uint32_t seen, long maxMicros) {
+  sleeping.fetch_add(1, std::memory_order_seq_cst);
+  if (counter.load(std::memory_order_seq_cst) == seen) {
+    timespec timeout{maxMicros / 1000000, (maxMicros % 1000000) * 1000};
+    futex(&counter, FUTEX_WAIT, seen, &timeout);
+  }
+  sleeping.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+}  // namespace loom

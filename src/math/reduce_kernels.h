@@ -1,0 +1,264 @@
+// Element-wise reduction loops, written so that g++ -O3 auto-vectorises them.
+//
+// This header is instantiated once per instruction set (reducer_generic.cc,
+// reducer_avx2.cc, compiled under different `#pragma GCC target`s), so all of
+// it lives in an unnamed namespace: each translation unit gets its own
+// internal copies and the linker can never merge an AVX2 instantiation into
+// the baseline path. Include math/half.h and the standard headers *before*
+// any target pragma so those stay baseline code that both copies may inline.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/types.h"
+#include "math/half.h"
+#include "math/reducer.h"
+#include "math/reducer_isa.h"
+
+namespace loom {
+namespace {
+namespace kernels {
+
+// ---- Operators ---------------------------------------------------------------
+// Each op combines two values of the compute type. Integer sum and product wrap
+// modulo 2^bits (computed in the unsigned type, so signed overflow is not UB).
+// Floating min/max return a NaN when either side is one (the first operand's
+// NaN if both are), unlike fmin/fmax, so a NaN anywhere in a reduction is never
+// silently dropped; between equal values (+0 and -0) they return the first operand.
+
+template <typename T>
+constexpr bool kIsFloat = std::is_floating_point_v<T>;
+
+struct SumOp {
+  template <typename T>
+  static T apply(T a, T b) {
+    if constexpr (kIsFloat<T>) {
+      return a + b;
+    } else {
+      using U = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+    }
+  }
+};
+
+struct ProdOp {
+  template <typename T>
+  static T apply(T a, T b) {
+    if constexpr (kIsFloat<T>) {
+      return a * b;
+    } else {
+      // Narrow unsigned types promote to int; 255 * 255 still fits, so no UB.
+      using U = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+    }
+  }
+};
+
+struct MaxOp {
+  template <typename T>
+  static T apply(T a, T b) {
+    const T r = a < b ? b : a;
+    if constexpr (kIsFloat<T>) {
+      return a != a ? a : (b != b ? b : r);
+    } else {
+      return r;
+    }
+  }
+};
+
+struct MinOp {
+  template <typename T>
+  static T apply(T a, T b) {
+    const T r = b < a ? b : a;
+    if constexpr (kIsFloat<T>) {
+      return a != a ? a : (b != b ? b : r);
+    } else {
+      return r;
+    }
+  }
+};
+
+// ---- Native types ------------------------------------------------------------
+// Three loops so every one can use restrict pointers: restrict is only valid when
+// the pointers do not alias, and the interface allows dst == a or dst == b.
+
+template <typename T, typename Op>
+void loop3(T* __restrict d, const T* __restrict a, const T* __restrict b, size_t n) {
+  for (size_t i = 0; i < n; ++i) d[i] = Op::apply(a[i], b[i]);
+}
+
+template <typename T, typename Op>
+void loopIntoA(T* __restrict d, const T* __restrict b, size_t n) {
+  for (size_t i = 0; i < n; ++i) d[i] = Op::apply(d[i], b[i]);
+}
+
+template <typename T, typename Op>
+void loopIntoB(T* __restrict d, const T* __restrict a, size_t n) {
+  for (size_t i = 0; i < n; ++i) d[i] = Op::apply(a[i], d[i]);
+}
+
+template <typename T, typename Op>
+void reduceNative(void* dst, const void* a, const void* b, size_t n) {
+  T* d = static_cast<T*>(dst);
+  const T* pa = static_cast<const T*>(a);
+  const T* pb = static_cast<const T*>(b);
+  if (d == pa) {
+    loopIntoA<T, Op>(d, pb, n);
+  } else if (d == pb) {
+    loopIntoB<T, Op>(d, pa, n);
+  } else {
+    loop3<T, Op>(d, pa, pb, n);
+  }
+}
+
+// ---- 16-bit floats -----------------------------------------------------------
+// Widen a block to float, combine in float, round back to nearest even: one
+// rounding per element, exactly what a device kernel does per element, so the
+// result does not depend on which side computed it. Blocks keep the float
+// temporaries in L1 and give each loop a simple shape that vectorises.
+
+struct HalfConv {
+  static float load(uint16_t v) { return halfToFloat(v); }
+  static uint16_t store(float v) { return floatToHalf(v); }
+};
+
+struct Bf16Conv {
+  static float load(uint16_t v) { return bf16ToFloat(v); }
+  static uint16_t store(float v) { return floatToBf16(v); }
+};
+
+inline constexpr size_t kBlock = 256;
+
+template <typename Conv>
+void widen(float* __restrict out, const uint16_t* __restrict in, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = Conv::load(in[i]);
+}
+
+template <typename Conv, typename Op>
+void combineNarrow(uint16_t* __restrict out, const float* __restrict a, const float* __restrict b,
+                   size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = Conv::store(Op::apply(a[i], b[i]));
+}
+
+template <typename Conv, typename Op>
+void reduceNarrow(void* dst, const void* a, const void* b, size_t n) {
+  uint16_t* d = static_cast<uint16_t*>(dst);
+  const uint16_t* pa = static_cast<const uint16_t*>(a);
+  const uint16_t* pb = static_cast<const uint16_t*>(b);
+  alignas(64) float fa[kBlock];
+  alignas(64) float fb[kBlock];
+  // Both inputs of a block are read before any of its outputs is written, so
+  // dst == a or dst == b is safe.
+  for (size_t base = 0; base < n; base += kBlock) {
+    const size_t m = std::min(kBlock, n - base);
+    widen<Conv>(fa, pa + base, m);
+    widen<Conv>(fb, pb + base, m);
+    combineNarrow<Conv, Op>(d + base, fa, fb, m);
+  }
+}
+
+// ---- Avg finalisation --------------------------------------------------------
+
+template <typename T>
+void finalizeNative(void* data, size_t n, int nranks) {
+  reducer_isa::checkAvgRanks(nranks);
+  T* p = static_cast<T*>(data);
+  if constexpr (kIsFloat<T>) {
+    // Divide (not multiply by a reciprocal) so the result is correctly rounded.
+    const T div = static_cast<T>(nranks);
+    for (size_t i = 0; i < n; ++i) p[i] = p[i] / div;
+  } else {
+    // W is T after integer promotion (int for 8-bit types), so a divisor above
+    // 127 is not truncated; C++ division truncates toward zero.
+    using W = decltype(T{} + 0);
+    const W div = static_cast<W>(nranks);
+    for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(p[i] / div);
+  }
+}
+
+template <typename Conv>
+void finalizeNarrow(void* data, size_t n, int nranks) {
+  reducer_isa::checkAvgRanks(nranks);
+  uint16_t* p = static_cast<uint16_t*>(data);
+  const float div = static_cast<float>(nranks);
+  for (size_t i = 0; i < n; ++i) p[i] = Conv::store(Conv::load(p[i]) / div);
+}
+
+// ---- Tables ------------------------------------------------------------------
+
+template <typename Op>
+constexpr ReduceFn reducerForOp(DataType t) {
+  switch (t) {
+    case DataType::Int8:
+      return &reduceNative<int8_t, Op>;
+    case DataType::Uint8:
+      return &reduceNative<uint8_t, Op>;
+    case DataType::Int32:
+      return &reduceNative<int32_t, Op>;
+    case DataType::Uint32:
+      return &reduceNative<uint32_t, Op>;
+    case DataType::Int64:
+      return &reduceNative<int64_t, Op>;
+    case DataType::Uint64:
+      return &reduceNative<uint64_t, Op>;
+    case DataType::Float16:
+      return &reduceNarrow<HalfConv, Op>;
+    case DataType::Float32:
+      return &reduceNative<float, Op>;
+    case DataType::Float64:
+      return &reduceNative<double, Op>;
+    case DataType::Bfloat16:
+      return &reduceNarrow<Bf16Conv, Op>;
+  }
+  return nullptr;
+}
+
+/// The kernel for (t, op); Avg maps to Sum. Arguments must be in range.
+constexpr ReduceFn reducerTable(DataType t, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg:
+      return reducerForOp<SumOp>(t);
+    case ReduceOp::Prod:
+      return reducerForOp<ProdOp>(t);
+    case ReduceOp::Max:
+      return reducerForOp<MaxOp>(t);
+    case ReduceOp::Min:
+      return reducerForOp<MinOp>(t);
+  }
+  return nullptr;
+}
+
+/// The Avg finaliser for t (which must be in range).
+constexpr FinalizeFn avgFinalizerTable(DataType t) {
+  switch (t) {
+    case DataType::Int8:
+      return &finalizeNative<int8_t>;
+    case DataType::Uint8:
+      return &finalizeNative<uint8_t>;
+    case DataType::Int32:
+      return &finalizeNative<int32_t>;
+    case DataType::Uint32:
+      return &finalizeNative<uint32_t>;
+    case DataType::Int64:
+      return &finalizeNative<int64_t>;
+    case DataType::Uint64:
+      return &finalizeNative<uint64_t>;
+    case DataType::Float16:
+      return &finalizeNarrow<HalfConv>;
+    case DataType::Float32:
+      return &finalizeNative<float>;
+    case DataType::Float64:
+      return &finalizeNative<double>;
+    case DataType::Bfloat16:
+      return &finalizeNarrow<Bf16Conv>;
+  }
+  return nullptr;
+}
+
+}  // namespace kernels
+}  // namespace
+}  // namespace loom

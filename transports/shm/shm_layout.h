@@ -1,0 +1,65 @@
+// Layout of one rank's shared-memory segment. The segment is written by peers
+// (they push messages into its inbox FIFOs and ring its doorbell) and read by
+// peers (its direct-arena regions). Counters sit on their own cache lines so
+// the sender's tail and the receiver's head never share a line.
+//
+//   [SegmentHeader][FifoControl x nranks][slot data x nranks][direct arena]
+//
+// FIFO j in rank r's segment carries messages from rank j to rank r.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/doorbell.h"
+
+namespace loom {
+
+inline constexpr uint64_t kShmMagic = 0x4c4f4f4d53484d31ULL;  // "LOOMSHM1"
+inline constexpr int kMaxShmSlots = 16;
+
+struct alignas(64) SegmentHeader {
+  uint64_t magic;
+  int32_t rank;
+  int32_t nranks;
+  uint64_t slotBytes;
+  uint64_t slots;
+  uint64_t arenaBytes;
+  alignas(64) Doorbell doorbell;
+  // Direct arena sequence numbers this rank publishes (see direct executor).
+  alignas(64) std::atomic<uint64_t> inputSeq;
+  alignas(64) std::atomic<uint64_t> outputSeq;
+};
+
+struct FifoControl {
+  alignas(64) std::atomic<uint64_t> tail;  // messages published by the sender
+  alignas(64) std::atomic<uint64_t> head;  // messages consumed by the receiver
+  alignas(64) uint64_t sizes[kMaxShmSlots];  // byte count of each slot's message
+};
+
+struct SegmentLayout {
+  size_t slotBytes = 0;
+  size_t slots = 0;
+  size_t arenaBytes = 0;  // one region; the arena holds 2 parities x (input, output)
+  int nranks = 0;
+
+  static size_t roundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+  size_t fifoOffset() const { return roundUp(sizeof(SegmentHeader), 4096); }
+  size_t slotDataOffset() const {
+    return roundUp(fifoOffset() + sizeof(FifoControl) * static_cast<size_t>(nranks), 4096);
+  }
+  size_t slotOffset(int sender, size_t slot) const {
+    return slotDataOffset() + (static_cast<size_t>(sender) * slots + slot) * slotBytes;
+  }
+  size_t arenaOffset() const {
+    return roundUp(slotOffset(nranks, 0), 4096);
+  }
+  /// parity in {0,1}; output=false for the input region.
+  size_t regionOffset(int parity, bool output) const {
+    return arenaOffset() + (static_cast<size_t>(parity) * 2 + (output ? 1 : 0)) * arenaBytes;
+  }
+  size_t totalBytes() const { return arenaOffset() + 4 * arenaBytes; }
+};
+
+}  // namespace loom

@@ -1,0 +1,51 @@
+// TCP links between hosts (or between processes anywhere, for tests).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/deadline.h"
+#include "transports/link.h"
+
+namespace loom {
+
+struct TcpConfig {
+  size_t slotBytes = 512 * 1024;  // largest message
+  int slots = 4;                  // messages in flight per direction
+  int socketsPerPeer = 2;         // large messages are striped over these
+};
+
+/// A listening socket whose address ranks publish in their peer info.
+class TcpListener {
+ public:
+  /// Binds to `host` (numeric address; empty: the interface chosen for
+  /// bootstrap, or LOOM_SOCKET_IFNAME) on any free port.
+  explicit TcpListener(const std::string& host);
+  ~TcpListener();
+  TcpListener(const TcpListener&) = delete;
+  TcpListener& operator=(const TcpListener&) = delete;
+
+  /// "host:port" ("[v6]:port" for IPv6).
+  std::string address() const;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+  std::string address_;
+};
+
+/// Connects a link to every rank in `peers`. Every rank of the set calls this
+/// with the same `commTag`; for each pair the lower rank connects and the higher
+/// accepts, and a handshake carries (commTag, rank) so strays are refused.
+/// `peerAddresses` is indexed by rank. Returns links in the order of `peers`.
+std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int myRank,
+                                                   const std::vector<int>& peers,
+                                                   const std::vector<std::string>& peerAddresses,
+                                                   uint64_t commTag, const TcpConfig& config,
+                                                   Deadline deadline,
+                                                   const std::atomic<bool>* abortFlag);
+
+}  // namespace loom
