@@ -137,8 +137,7 @@ class BootstrapClient final : public Bootstrap {
 }  // namespace
 
 std::unique_ptr<Bootstrap> Bootstrap::join(const UniqueId& id, int rank, int nranks,
-                                           Deadline deadline,
-                                           const std::atomic<bool>* abortFlag) {
+                                           Deadline deadline, const std::atomic<bool>* abortFlag) {
   if (nranks < 1 || nranks > kMaxRanks || rank < 0 || rank >= nranks) {
     raise(ErrorCode::InvalidArgument, "rank {} of {} is invalid (need 0 <= rank < nranks <= {})",
           rank, nranks, kMaxRanks);
@@ -156,8 +155,7 @@ std::unique_ptr<Bootstrap> Bootstrap::join(const UniqueId& id, int rank, int nra
   encodeHello(hello, bytes);
   const std::string peer = fmt::format("bootstrap server {} (rank {} joining)", server, rank);
   sendAll(sock.fd(), bytes, sizeof(bytes), deadline, abortFlag, peer);
-  auto client =
-      std::make_unique<BootstrapClient>(std::move(sock), server, rank, nranks, abortFlag);
+  auto client = std::make_unique<BootstrapClient>(std::move(sock), server, rank, nranks, abortFlag);
   try {
     client->awaitJoined(deadline);
   } catch (const Error& e) {

@@ -111,11 +111,10 @@ void RendezvousServer::acceptPending() {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return;  // EAGAIN, or a transient error (EMFILE): try again next round
     }
-    const size_t pending = std::count_if(clients_.begin(), clients_.end(),
-                                         [](const auto& c) { return !c->joined; });
+    const size_t pending =
+        std::count_if(clients_.begin(), clients_.end(), [](const auto& c) { return !c->joined; });
     if (pending >= kMaxPending) {
-      LOOM_WARN("rendezvous {}: {} connections without hello; refusing another", address_,
-                pending);
+      LOOM_WARN("rendezvous {}: {} connections without hello; refusing another", address_, pending);
       continue;  // Socket closes it
     }
     auto client = std::make_unique<Client>();
@@ -154,8 +153,9 @@ void RendezvousServer::readFrom(Client& c) {
     if (!c.haveLength) {
       const uint32_t length = wire::getU32(reinterpret_cast<const uint8_t*>(c.in.data()));
       if (length > kMaxBlobBytes) {
-        drop(c, fmt::format("all-gather blob of {} bytes exceeds the {} byte limit", length,
-                            kMaxBlobBytes),
+        drop(c,
+             fmt::format("all-gather blob of {} bytes exceeds the {} byte limit", length,
+                         kMaxBlobBytes),
              true);
         return;
       }
@@ -186,8 +186,8 @@ void RendezvousServer::onHello(Client& c) {
   const auto rank = static_cast<int64_t>(hello.rank);
   const auto nranks = static_cast<int64_t>(hello.nranks);
   if (nranks < 1 || nranks > kMaxRanks || rank >= nranks) {
-    refuse(c, fmt::format("rank {} of {} is invalid (need 0 <= rank < nranks <= {})", rank,
-                          nranks, kMaxRanks));
+    refuse(c, fmt::format("rank {} of {} is invalid (need 0 <= rank < nranks <= {})", rank, nranks,
+                          kMaxRanks));
     return;
   }
   if (allJoined_) {

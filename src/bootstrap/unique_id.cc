@@ -14,12 +14,12 @@ namespace {
 // Layout of the 128 bytes. Everything not listed is zero, and checked to be.
 constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'I', 'D', '0', '1'};
 constexpr uint16_t kVersion = 1;
-constexpr size_t kVersionAt = 8;    // u16
-constexpr size_t kFamilyAt = 10;    // u16: 4 or 6
-constexpr size_t kPortAt = 12;      // u16
-constexpr size_t kAddressAt = 16;   // 16 bytes; IPv4 uses the first 4
-constexpr size_t kSecretAt = 32;    // 16 bytes
-constexpr size_t kChecksumAt = 120; // u64 FNV-1a over bytes [0, 120)
+constexpr size_t kVersionAt = 8;     // u16
+constexpr size_t kFamilyAt = 10;     // u16: 4 or 6
+constexpr size_t kPortAt = 12;       // u16
+constexpr size_t kAddressAt = 16;    // 16 bytes; IPv4 uses the first 4
+constexpr size_t kSecretAt = 32;     // 16 bytes
+constexpr size_t kChecksumAt = 120;  // u64 FNV-1a over bytes [0, 120)
 static_assert(kChecksumAt + 8 == LOOM_UNIQUE_ID_BYTES);
 
 [[noreturn]] void malformed(const std::string& why) {

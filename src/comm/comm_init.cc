@@ -5,6 +5,7 @@
 #include "collectives/algorithms.h"
 #include "comm/comm.h"
 #include "core/log.h"
+#include "topology/host_summary.h"
 
 namespace loom {
 namespace {
@@ -92,9 +93,11 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   comm->peers = exchangePeerInfo(*comm, deadline);
   connectLinks(*comm, deadline);
   comm->bootstrap->barrier(deadline);
-  LOOM_INFO("rank {}/{} ready: {} ({} local peers, slice {} B)", rank, nranks,
-            comm->allLocal ? "one host, shm" : "tcp links", comm->shm ? nranks - 1 : 0,
-            comm->config.sliceBytes());
+  if (logLevel() >= LogLevel::Info) {
+    LOOM_INFO("rank {}/{} ready: {}, slice {} B; host: {}", rank, nranks,
+              comm->allLocal ? "all ranks on this host (shm)" : "tcp links to other hosts",
+              comm->config.sliceBytes(), detectHostSummary().toString());
+  }
   return comm;
 }
 

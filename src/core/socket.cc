@@ -30,9 +30,10 @@ bool aborted(const std::atomic<bool>* abortFlag) {
 
 std::string numericHost(const sockaddr* sa) {
   char text[INET6_ADDRSTRLEN] = {};
-  const void* raw = sa->sa_family == AF_INET
-                        ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(sa)->sin_addr)
-                        : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr);
+  const void* raw =
+      sa->sa_family == AF_INET
+          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(sa)->sin_addr)
+          : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr);
   if (inet_ntop(sa->sa_family, raw, text, sizeof(text)) == nullptr) raiseErrno("inet_ntop");
   return text;
 }
@@ -74,8 +75,8 @@ std::vector<Interface> upInterfaces() {
         IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<const sockaddr_in6*>(it->ifa_addr)->sin6_addr)) {
       continue;
     }
-    result.push_back({it->ifa_name, numericHost(it->ifa_addr),
-                      (it->ifa_flags & IFF_LOOPBACK) != 0, family == AF_INET});
+    result.push_back({it->ifa_name, numericHost(it->ifa_addr), (it->ifa_flags & IFF_LOOPBACK) != 0,
+                      family == AF_INET});
   }
   freeifaddrs(list);
   // IPv4 first: it is what most clusters route.
@@ -147,7 +148,8 @@ SocketAddress SocketAddress::local(int fd) {
 
 uint16_t SocketAddress::port() const {
   if (family() == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&storage)->sin_port);
-  if (family() == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_port);
+  if (family() == AF_INET6)
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_port);
   return 0;
 }
 
@@ -204,7 +206,8 @@ Socket listenTcp(const std::string& host, uint16_t port, int backlog) {
   if (::bind(sock.fd(), reinterpret_cast<const sockaddr*>(&address.storage), address.length) != 0) {
     raiseErrno(fmt::format("bind to {}", address.toString()));
   }
-  if (::listen(sock.fd(), backlog) != 0) raiseErrno(fmt::format("listen on {}", address.toString()));
+  if (::listen(sock.fd(), backlog) != 0)
+    raiseErrno(fmt::format("listen on {}", address.toString()));
   return sock;
 }
 
@@ -254,8 +257,8 @@ Socket connectWithRetry(const SocketAddress& address, Deadline deadline,
     }
     Socket sock(::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!sock.valid()) raiseErrno("socket");
-    int rc = ::connect(sock.fd(), reinterpret_cast<const sockaddr*>(&address.storage),
-                       address.length);
+    int rc =
+        ::connect(sock.fd(), reinterpret_cast<const sockaddr*>(&address.storage), address.length);
     int err = rc == 0 ? 0 : errno;
     if (err == EINPROGRESS) {
       // Wait for the connect to finish, still honouring deadline and abort.
@@ -276,8 +279,8 @@ Socket connectWithRetry(const SocketAddress& address, Deadline deadline,
     // Refused/unreachable: the server may simply not listen yet. Others are final.
     if (err != ECONNREFUSED && err != ETIMEDOUT && err != ENETUNREACH && err != EHOSTUNREACH &&
         err != ECONNRESET && err != EAGAIN && err != EINTR && err != ECONNABORTED) {
-      raise(ErrorCode::RemoteError, "connect to {} failed: {} (errno {})", name,
-            std::strerror(err), err);
+      raise(ErrorCode::RemoteError, "connect to {} failed: {} (errno {})", name, std::strerror(err),
+            err);
     }
     std::this_thread::sleep_for(std::min(backoff, deadline.remaining(kAbortCheck)));
     backoff = std::min(backoff * 2, std::chrono::milliseconds(100));
@@ -303,8 +306,8 @@ void sendAll(int fd, const void* data, size_t size, Deadline deadline,
   }
 }
 
-void recvAll(int fd, void* data, size_t size, Deadline deadline,
-             const std::atomic<bool>* abortFlag, std::string_view peer) {
+void recvAll(int fd, void* data, size_t size, Deadline deadline, const std::atomic<bool>* abortFlag,
+             std::string_view peer) {
   auto* bytes = static_cast<uint8_t*>(data);
   size_t done = 0;
   while (done < size) {

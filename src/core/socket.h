@@ -101,7 +101,7 @@ short waitReady(int fd, short events, Deadline deadline, const std::atomic<bool>
 void sendAll(int fd, const void* data, size_t size, Deadline deadline,
              const std::atomic<bool>* abortFlag, std::string_view peer);
 /// Reads exactly `size` bytes; EOF before that is RemoteError naming `peer`.
-void recvAll(int fd, void* data, size_t size, Deadline deadline,
-             const std::atomic<bool>* abortFlag, std::string_view peer);
+void recvAll(int fd, void* data, size_t size, Deadline deadline, const std::atomic<bool>* abortFlag,
+             std::string_view peer);
 
 }  // namespace loom

@@ -119,28 +119,40 @@ void reduceNative(void* dst, const void* a, const void* b, size_t n) {
 // rounding per element, exactly what a device kernel does per element, so the
 // result does not depend on which side computed it. Blocks keep the float
 // temporaries in L1 and give each loop a simple shape that vectorises.
+//
+// A converter has widen(float* out, const uint16_t* in, n) and
+// narrow(uint16_t* out, const float* in, n); an ISA build may substitute its
+// own (reducer_avx2.cc uses F16C instructions for fp16) as long as the bits
+// produced are identical.
 
 struct HalfConv {
-  static float load(uint16_t v) { return halfToFloat(v); }
-  static uint16_t store(float v) { return floatToHalf(v); }
+  static void widen(float* __restrict out, const uint16_t* __restrict in, size_t n) {
+    for (size_t i = 0; i < n; ++i) out[i] = halfToFloat(in[i]);
+  }
+  static void narrow(uint16_t* __restrict out, const float* __restrict in, size_t n) {
+    for (size_t i = 0; i < n; ++i) out[i] = floatToHalf(in[i]);
+  }
 };
 
 struct Bf16Conv {
-  static float load(uint16_t v) { return bf16ToFloat(v); }
-  static uint16_t store(float v) { return floatToBf16(v); }
+  // A plain shift, without bf16ToFloat's NaN quieting: every path out goes
+  // through floatToBf16, which quiets NaNs itself, so the output bits are the
+  // same and the widening loop is two instructions per vector.
+  static void widen(float* __restrict out, const uint16_t* __restrict in, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      out[i] = half_detail::bitsFloat(static_cast<uint32_t>(in[i]) << 16);
+    }
+  }
+  static void narrow(uint16_t* __restrict out, const float* __restrict in, size_t n) {
+    for (size_t i = 0; i < n; ++i) out[i] = floatToBf16(in[i]);
+  }
 };
 
 inline constexpr size_t kBlock = 256;
 
-template <typename Conv>
-void widen(float* __restrict out, const uint16_t* __restrict in, size_t n) {
-  for (size_t i = 0; i < n; ++i) out[i] = Conv::load(in[i]);
-}
-
-template <typename Conv, typename Op>
-void combineNarrow(uint16_t* __restrict out, const float* __restrict a, const float* __restrict b,
-                   size_t n) {
-  for (size_t i = 0; i < n; ++i) out[i] = Conv::store(Op::apply(a[i], b[i]));
+template <typename Op>
+void combineInto(float* __restrict acc, const float* __restrict b, size_t n) {
+  for (size_t i = 0; i < n; ++i) acc[i] = Op::apply(acc[i], b[i]);
 }
 
 template <typename Conv, typename Op>
@@ -154,9 +166,10 @@ void reduceNarrow(void* dst, const void* a, const void* b, size_t n) {
   // dst == a or dst == b is safe.
   for (size_t base = 0; base < n; base += kBlock) {
     const size_t m = std::min(kBlock, n - base);
-    widen<Conv>(fa, pa + base, m);
-    widen<Conv>(fb, pb + base, m);
-    combineNarrow<Conv, Op>(d + base, fa, fb, m);
+    Conv::widen(fa, pa + base, m);
+    Conv::widen(fb, pb + base, m);
+    combineInto<Op>(fa, fb, m);
+    Conv::narrow(d + base, fa, m);
   }
 }
 
@@ -184,12 +197,24 @@ void finalizeNarrow(void* data, size_t n, int nranks) {
   reducer_isa::checkAvgRanks(nranks);
   uint16_t* p = static_cast<uint16_t*>(data);
   const float div = static_cast<float>(nranks);
-  for (size_t i = 0; i < n; ++i) p[i] = Conv::store(Conv::load(p[i]) / div);
+  alignas(64) float f[kBlock];
+  for (size_t base = 0; base < n; base += kBlock) {
+    const size_t m = std::min(kBlock, n - base);
+    Conv::widen(f, p + base, m);
+    for (size_t i = 0; i < m; ++i) f[i] /= div;
+    Conv::narrow(p + base, f, m);
+  }
 }
 
 // ---- Tables ------------------------------------------------------------------
 
-template <typename Op>
+/// An ISA build names its 16-bit converters: struct { using Half = ...; using Bf16 = ...; }.
+struct DefaultConverters {
+  using Half = HalfConv;
+  using Bf16 = Bf16Conv;
+};
+
+template <typename Conv, typename Op>
 constexpr ReduceFn reducerForOp(DataType t) {
   switch (t) {
     case DataType::Int8:
@@ -205,34 +230,36 @@ constexpr ReduceFn reducerForOp(DataType t) {
     case DataType::Uint64:
       return &reduceNative<uint64_t, Op>;
     case DataType::Float16:
-      return &reduceNarrow<HalfConv, Op>;
+      return &reduceNarrow<typename Conv::Half, Op>;
     case DataType::Float32:
       return &reduceNative<float, Op>;
     case DataType::Float64:
       return &reduceNative<double, Op>;
     case DataType::Bfloat16:
-      return &reduceNarrow<Bf16Conv, Op>;
+      return &reduceNarrow<typename Conv::Bf16, Op>;
   }
   return nullptr;
 }
 
 /// The kernel for (t, op); Avg maps to Sum. Arguments must be in range.
+template <typename Conv>
 constexpr ReduceFn reducerTable(DataType t, ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum:
     case ReduceOp::Avg:
-      return reducerForOp<SumOp>(t);
+      return reducerForOp<Conv, SumOp>(t);
     case ReduceOp::Prod:
-      return reducerForOp<ProdOp>(t);
+      return reducerForOp<Conv, ProdOp>(t);
     case ReduceOp::Max:
-      return reducerForOp<MaxOp>(t);
+      return reducerForOp<Conv, MaxOp>(t);
     case ReduceOp::Min:
-      return reducerForOp<MinOp>(t);
+      return reducerForOp<Conv, MinOp>(t);
   }
   return nullptr;
 }
 
 /// The Avg finaliser for t (which must be in range).
+template <typename Conv>
 constexpr FinalizeFn avgFinalizerTable(DataType t) {
   switch (t) {
     case DataType::Int8:
@@ -248,13 +275,13 @@ constexpr FinalizeFn avgFinalizerTable(DataType t) {
     case DataType::Uint64:
       return &finalizeNative<uint64_t>;
     case DataType::Float16:
-      return &finalizeNarrow<HalfConv>;
+      return &finalizeNarrow<typename Conv::Half>;
     case DataType::Float32:
       return &finalizeNative<float>;
     case DataType::Float64:
       return &finalizeNative<double>;
     case DataType::Bfloat16:
-      return &finalizeNarrow<Bf16Conv>;
+      return &finalizeNarrow<typename Conv::Bf16>;
   }
   return nullptr;
 }

@@ -3,8 +3,12 @@
 
 namespace loom::reducer_isa {
 
-ReduceFn genericReducer(DataType type, ReduceOp op) { return kernels::reducerTable(type, op); }
+ReduceFn genericReducer(DataType type, ReduceOp op) {
+  return kernels::reducerTable<kernels::DefaultConverters>(type, op);
+}
 
-FinalizeFn genericAvgFinalizer(DataType type) { return kernels::avgFinalizerTable(type); }
+FinalizeFn genericAvgFinalizer(DataType type) {
+  return kernels::avgFinalizerTable<kernels::DefaultConverters>(type);
+}
 
 }  // namespace loom::reducer_isa

@@ -13,9 +13,11 @@ ReduceFn genericReducer(DataType type, ReduceOp op);
 /// Avg finaliser compiled for the baseline ISA.
 FinalizeFn genericAvgFinalizer(DataType type);
 
-/// True when this build has AVX2 kernels and the CPU running it supports them.
+/// True when this build has AVX2 kernels and the CPU running it supports them
+/// (AVX2 and F16C).
 bool haveAvx2();
-/// Kernels compiled for AVX2 (x86-64 only; call only when haveAvx2()).
+/// Kernels compiled for AVX2 + F16C (call only when haveAvx2(); elsewhere these
+/// return the generic kernels).
 ReduceFn avx2Reducer(DataType type, ReduceOp op);
 FinalizeFn avx2AvgFinalizer(DataType type);
 

@@ -4,6 +4,7 @@
 // tested half.h conversions).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -191,6 +192,32 @@ TEST(Reducer, AllTypesOpsSizesAliases) {
   checkType<float, Native<float>>(DataType::Float32);
   checkType<double, Native<double>>(DataType::Float64);
   checkType<uint16_t, Bf16Ref>(DataType::Bfloat16);
+}
+
+// Every fp16/bf16 pattern against a shuffled copy of every pattern, NaNs
+// included: each ISA build must give the same bits as the portable one (the
+// AVX2 build converts fp16 with F16C instructions, not half_inl.h).
+TEST(Reducer, BuildsAgreeBitForBitOn16BitFloats) {
+  if (!reducer_isa::haveAvx2()) GTEST_SKIP() << "only the generic build runs here";
+  std::vector<uint16_t> a(65536), b(65536);
+  for (uint32_t i = 0; i < 65536; ++i) a[i] = static_cast<uint16_t>(i);
+  b = a;
+  std::shuffle(b.begin(), b.end(), std::mt19937(5));
+  for (DataType type : {DataType::Float16, DataType::Bfloat16}) {
+    for (ReduceOp op : kOps) {
+      std::vector<uint16_t> g(a.size()), v(a.size());
+      reducer_isa::genericReducer(type, op)(g.data(), a.data(), b.data(), a.size());
+      reducer_isa::avx2Reducer(type, op)(v.data(), a.data(), b.data(), a.size());
+      for (size_t i = 0; i < a.size(); ++i) {
+        ASSERT_EQ(g[i], v[i]) << dataTypeName(type) << " " << reduceOpName(op) << " " << std::hex
+                              << a[i] << " " << b[i];
+      }
+    }
+    std::vector<uint16_t> g = a, v = a;
+    reducer_isa::genericAvgFinalizer(type)(g.data(), g.size(), 3);
+    reducer_isa::avx2AvgFinalizer(type)(v.data(), v.size(), 3);
+    ASSERT_EQ(g, v) << dataTypeName(type);
+  }
 }
 
 template <typename T>

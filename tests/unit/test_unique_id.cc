@@ -1,7 +1,6 @@
-#include "bootstrap/unique_id.h"
-
 #include <gtest/gtest.h>
 
+#include "bootstrap/unique_id.h"
 #include "core/error.h"
 
 namespace loom {

@@ -1,0 +1,54 @@
+// Pairwise exchanges: all-to-all, and point-to-point send/recv.
+#include "collectives/algorithms.h"
+#include "collectives/algorithms/families.h"
+#include "collectives/algorithms/steps.h"
+
+namespace loom::detail {
+namespace {
+
+using namespace steps;
+
+// In round k rank r exchanges blocks with peer (k - r) mod n, which pairs
+// ranks symmetrically: r's peer p has r as its peer in the same round. Over
+// n rounds each rank meets every peer once and itself once (its own block).
+// Because a round sends block p before receiving into block p, slice by
+// slice, the exchange is safe in place without scratch, which a shift
+// schedule (send to r+k, receive from r-k) is not.
+std::vector<Step> allToAll(const PlanRequest& req) {
+  const int n = req.nranks;
+  const size_t count = req.count;
+  std::vector<Step> s;
+  for (int k = 0; k < n; ++k) {
+    const int peer = wrap(k - req.rank, n);
+    const size_t block = static_cast<size_t>(peer) * count;
+    if (peer == req.rank) {
+      if (!req.inPlace) s.push_back(copy(in(block), out(block), count));
+    } else {
+      s.push_back(send(peer, in(block), count));
+      s.push_back(recv(peer, out(block), count));
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+RankPlan pairwisePlan(const PlanRequest& req) {
+  RankPlan plan;
+  switch (req.collective) {
+    case Collective::AllToAll:
+      plan.streams.push_back(allToAll(req));
+      break;
+    case Collective::Send:
+      plan.streams.push_back({send(req.root, in(0), req.count)});
+      break;
+    case Collective::Recv:
+      plan.streams.push_back({recv(req.root, out(0), req.count)});
+      break;
+    default:
+      break;  // rejected by makePlan
+  }
+  return plan;
+}
+
+}  // namespace loom::detail

@@ -1,0 +1,146 @@
+// Ring algorithms: rank r sends to r+1 and receives from r-1 (mod nranks).
+// Every step moves one chunk one hop; the executor's slice-outer order turns
+// the chain of steps into a pipeline, so no step here needs to be split.
+#include "collectives/algorithms.h"
+#include "collectives/algorithms/families.h"
+#include "collectives/algorithms/steps.h"
+
+namespace loom::detail {
+namespace {
+
+using namespace steps;
+
+struct Ring {
+  int rank;
+  int nranks;
+  int next() const { return wrap(rank + 1, nranks); }
+  int prev() const { return wrap(rank - 1, nranks); }
+};
+
+// Reduce-scatter then all-gather over nranks chunks of `count`. In step s of
+// the reduce-scatter rank r handles chunk r-s-1, so the partial sum of chunk
+// c reaches rank c complete in step nranks-1; the all-gather then forwards
+// chunk r-k in its step k. Reading the input before the output is written at
+// the same positions (same slice, earlier step) makes the plan in-place safe.
+std::vector<Step> allReduce(const PlanRequest& req, Ring ring) {
+  const int n = ring.nranks;
+  auto off = [&](int c) { return chunkOffset(req.count, n, c); };
+  auto size = [&](int c) { return chunkSize(req.count, n, c); };
+  std::vector<Step> s;
+  int c = wrap(ring.rank - 1, n);
+  s.push_back(send(ring.next(), in(off(c)), size(c)));
+  for (int k = 1; k < n - 1; ++k) {
+    c = wrap(ring.rank - k - 1, n);
+    s.push_back(recvReduceSend(ring.prev(), ring.next(), in(off(c)), size(c)));
+  }
+  c = ring.rank;
+  s.push_back(recvReduceCopySend(ring.prev(), ring.next(), in(off(c)), out(off(c)), size(c), true));
+  for (int k = 1; k < n - 1; ++k) {
+    c = wrap(ring.rank - k, n);
+    s.push_back(recvCopySend(ring.prev(), ring.next(), out(off(c)), size(c)));
+  }
+  c = wrap(ring.rank + 1, n);
+  s.push_back(recv(ring.prev(), out(off(c)), size(c)));
+  return s;
+}
+
+// Block b of the output is rank b's input; rank r forwards block r-k in step k.
+std::vector<Step> allGather(const PlanRequest& req, Ring ring) {
+  const int n = ring.nranks;
+  const size_t count = req.count;
+  auto block = [&](int b) { return static_cast<size_t>(b) * count; };
+  std::vector<Step> s;
+  // In place, the input already is output block `rank`.
+  if (!req.inPlace) s.push_back(copy(in(0), out(block(ring.rank)), count));
+  s.push_back(send(ring.next(), in(0), count));
+  for (int k = 1; k < n - 1; ++k) {
+    s.push_back(recvCopySend(ring.prev(), ring.next(), out(block(wrap(ring.rank - k, n))), count));
+  }
+  s.push_back(recv(ring.prev(), out(block(ring.next())), count));
+  return s;
+}
+
+// The reduce-scatter half of allReduce with whole input blocks as chunks; the
+// last step completes block `rank` straight into the output.
+std::vector<Step> reduceScatter(const PlanRequest& req, Ring ring) {
+  const int n = ring.nranks;
+  const size_t count = req.count;
+  auto block = [&](int b) { return static_cast<size_t>(b) * count; };
+  std::vector<Step> s;
+  int c = wrap(ring.rank - 1, n);
+  s.push_back(send(ring.next(), in(block(c)), count));
+  for (int k = 1; k < n - 1; ++k) {
+    c = wrap(ring.rank - k - 1, n);
+    s.push_back(recvReduceSend(ring.prev(), ring.next(), in(block(c)), count));
+  }
+  s.push_back(recvReduce(ring.prev(), in(block(ring.rank)), out(0), count, true));
+  return s;
+}
+
+// A chain root -> root+1 -> ... -> root-1.
+std::vector<Step> broadcast(const PlanRequest& req, Ring ring) {
+  const int n = ring.nranks;
+  const int position = wrap(ring.rank - req.root, n);
+  std::vector<Step> s;
+  if (position == 0) {
+    if (!req.inPlace) s.push_back(copy(in(0), out(0), req.count));
+    s.push_back(send(ring.next(), in(0), req.count));
+  } else if (position < n - 1) {
+    s.push_back(recvCopySend(ring.prev(), ring.next(), out(0), req.count));
+  } else {
+    s.push_back(recv(ring.prev(), out(0), req.count));
+  }
+  return s;
+}
+
+// A chain root+1 -> root+2 -> ... -> root; partial sums travel in flight, so
+// only the root writes an output.
+std::vector<Step> reduce(const PlanRequest& req, Ring ring) {
+  const int n = ring.nranks;
+  const int position = wrap(ring.rank - req.root - 1, n);
+  std::vector<Step> s;
+  if (position == 0) {
+    s.push_back(send(ring.next(), in(0), req.count));
+  } else if (position < n - 1) {
+    s.push_back(recvReduceSend(ring.prev(), ring.next(), in(0), req.count));
+  } else {
+    s.push_back(recvReduce(ring.prev(), in(0), out(0), req.count, true));
+  }
+  return s;
+}
+
+}  // namespace
+
+RankPlan ringPlan(const PlanRequest& req) {
+  RankPlan plan;
+  auto& stream = plan.streams.emplace_back();
+  const Ring ring{req.rank, req.nranks};
+  if (req.nranks == 1) {
+    // Every ring collective degenerates to input -> output. The output of a
+    // one-rank Reduce/AllGather/ReduceScatter is exactly `count` elements.
+    if (!req.inPlace) stream.push_back(copy(in(0), out(0), req.count));
+    return plan;
+  }
+  switch (req.collective) {
+    case Collective::AllReduce:
+      stream = allReduce(req, ring);
+      break;
+    case Collective::AllGather:
+      stream = allGather(req, ring);
+      break;
+    case Collective::ReduceScatter:
+      stream = reduceScatter(req, ring);
+      break;
+    case Collective::Broadcast:
+      stream = broadcast(req, ring);
+      break;
+    case Collective::Reduce:
+      stream = reduce(req, ring);
+      break;
+    default:
+      break;  // rejected by makePlan
+  }
+  return plan;
+}
+
+}  // namespace loom::detail

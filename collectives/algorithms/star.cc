@@ -1,0 +1,63 @@
+// Gather and scatter through the root: every other rank talks to the root
+// only, and the root visits its peers in rank order starting after itself.
+#include "collectives/algorithms.h"
+#include "collectives/algorithms/families.h"
+#include "collectives/algorithms/steps.h"
+
+namespace loom::detail {
+namespace {
+
+using namespace steps;
+
+std::vector<Step> gather(const PlanRequest& req) {
+  const size_t count = req.count;
+  auto block = [&](int b) { return static_cast<size_t>(b) * count; };
+  std::vector<Step> s;
+  if (req.rank != req.root) {
+    s.push_back(send(req.root, in(0), count));
+    return s;
+  }
+  // In place, the root's input already is output block `root`.
+  if (!req.inPlace) s.push_back(copy(in(0), out(block(req.root)), count));
+  for (int k = 1; k < req.nranks; ++k) {
+    const int peer = wrap(req.root + k, req.nranks);
+    s.push_back(recv(peer, out(block(peer)), count));
+  }
+  return s;
+}
+
+std::vector<Step> scatter(const PlanRequest& req) {
+  const size_t count = req.count;
+  auto block = [&](int b) { return static_cast<size_t>(b) * count; };
+  std::vector<Step> s;
+  if (req.rank != req.root) {
+    s.push_back(recv(req.root, out(0), count));
+    return s;
+  }
+  for (int k = 1; k < req.nranks; ++k) {
+    const int peer = wrap(req.root + k, req.nranks);
+    s.push_back(send(peer, in(block(peer)), count));
+  }
+  // In place, the root's output already is input block `root`.
+  if (!req.inPlace) s.push_back(copy(in(block(req.root)), out(0), count));
+  return s;
+}
+
+}  // namespace
+
+RankPlan starPlan(const PlanRequest& req) {
+  RankPlan plan;
+  switch (req.collective) {
+    case Collective::Gather:
+      plan.streams.push_back(gather(req));
+      break;
+    case Collective::Scatter:
+      plan.streams.push_back(scatter(req));
+      break;
+    default:
+      break;  // rejected by makePlan
+  }
+  return plan;
+}
+
+}  // namespace loom::detail

@@ -1,0 +1,54 @@
+// The interface a communication library implements so the shared benchmark loop can
+// drive it: loom_perf and mpi_perf differ only here.
+#ifndef LOOM_PERF_COMMON_BACKEND_H_
+#define LOOM_PERF_COMMON_BACKEND_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "collectives.h"
+#include "types.h"
+
+namespace perf {
+
+/// How per-rank times combine into the reported time (nccl-tests' -a).
+enum class AvgMode { RankZero = 0, Mean = 1, Min = 2, Max = 3 };
+
+/// One collective call. `input`/`output` come from Backend::layout.
+struct Call {
+  Coll coll;
+  bool inPlace;
+  char* input;
+  char* output;
+  size_t count;  // the per-block count the API takes
+  PerfType type;
+  PerfOp op;
+  int root;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual int rank() const = 0;
+  virtual int nranks() const = 0;
+  /// One line for the table header: library, version, how ranks were started.
+  virtual std::string describe() const = 0;
+  /// Empty if supported, else why not (the run skips that combination).
+  virtual std::string unsupported(Coll c, PerfType t, PerfOp op) const = 0;
+  virtual bool hasInPlace(Coll c) const = 0;
+  virtual Layout layout(Coll c, bool inPlace, char* send, char* recv, size_t count,
+                        size_t typeBytes, int root) const = 0;
+  /// Runs the call to completion; throws std::runtime_error on failure.
+  virtual void run(const Call& call) = 0;
+  /// All ranks enter before any leaves (an all-reduce of one element suffices).
+  virtual void barrier() = 0;
+  /// Combines every rank's seconds per iteration as `mode` says; result valid on rank 0.
+  virtual double combineTime(double seconds, AvgMode mode) = 0;
+  /// Sum of `value` over ranks, on every rank.
+  virtual int64_t sumOverRanks(int64_t value) = 0;
+};
+
+}  // namespace perf
+
+#endif  // LOOM_PERF_COMMON_BACKEND_H_

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Loom vs Open MPI, float sum all-reduce, 2 and 4 ranks on this machine, back to back.
+# Prints one table per rank count: times, bus bandwidths and their ratios, with the
+# single-thread memcpy bandwidth as the ceiling a host all-reduce's copies run into.
+#
+#   perf/compare-mpi.sh [--max 256M] [--min 8] [--iters 20] [--warmup 5] [--ranks "2 4"]
+#                       [--out FILE]
+# Binaries come from $BUILD_DIR (default ./build): loomrun, perf/loom_perf, perf/mpi_perf.
+set -euo pipefail
+
+max=256M
+min=8
+iters=20
+warmup=5
+ranks="2 4"
+out=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --max) max="$2"; shift 2 ;;
+    --min) min="$2"; shift 2 ;;
+    --iters) iters="$2"; shift 2 ;;
+    --warmup) warmup="$2"; shift 2 ;;
+    --ranks) ranks="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "compare-mpi.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+build="${BUILD_DIR:-./build}"
+loomrun="$build/loomrun"
+loom_perf="$build/perf/loom_perf"
+mpi_perf="$build/perf/mpi_perf"
+for bin in "$loomrun" "$loom_perf" "$mpi_perf"; do
+  [[ -x "$bin" ]] || { echo "compare-mpi.sh: $bin not found; build first or set BUILD_DIR" >&2; exit 2; }
+done
+command -v mpirun >/dev/null || { echo "compare-mpi.sh: mpirun not found" >&2; exit 2; }
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+report="$work/report.txt"
+
+# Open MPI's all-reduce allocates a message-sized temporary on every call; for large
+# messages glibc serves that with mmap and returns it with munmap, so each call pays
+# fresh page faults that have nothing to do with communication. These tunables keep
+# the memory in the heap, giving MPI its best case.
+mpi_tunables="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184"
+
+ceiling="$("$loom_perf" --memcpy | awk '/^memcpy_GBps/ {print $2}')"
+{
+  echo "# Loom vs Open MPI: float sum all-reduce, sizes $min..$max, $iters iters ($warmup warmup)"
+  echo "# host: $(hostname), $(nproc) cores, $(uname -r)"
+  echo "# MPI side only: GLIBC_TUNABLES=$mpi_tunables"
+  echo "#   because Open MPI allocates a message-sized temporary per call and glibc would"
+  echo "#   mmap/munmap it on every call (page faults unrelated to communication)."
+  echo "# memcpy ceiling (1 thread, 64 MiB): $ceiling GB/s"
+} | tee "$report"
+
+common=(allreduce -b "$min" -e "$max" -f 2 -n "$iters" -w "$warmup" -d float -o sum -c 1)
+status=0
+for n in $ranks; do
+  loom_csv="$work/loom_$n.csv"
+  mpi_csv="$work/mpi_$n.csv"
+  echo "# running loom_perf under loomrun -n $n ..." >&2
+  if ! "$loomrun" -n "$n" "$loom_perf" "${common[@]}" --csv "$loom_csv" >"$work/loom_$n.log" 2>&1; then
+    echo "compare-mpi.sh: loom_perf with $n ranks failed:" >&2
+    tail -20 "$work/loom_$n.log" >&2
+    status=1
+  fi
+  echo "# running mpi_perf under mpirun -np $n ..." >&2
+  if ! GLIBC_TUNABLES="$mpi_tunables" mpirun -np "$n" --allow-run-as-root --oversubscribe \
+      --bind-to none "$mpi_perf" "${common[@]}" --csv "$mpi_csv" >"$work/mpi_$n.log" 2>&1; then
+    echo "compare-mpi.sh: mpi_perf with $n ranks failed:" >&2
+    tail -20 "$work/mpi_$n.log" >&2
+    status=1
+  fi
+  [[ -s "$loom_csv" && -s "$mpi_csv" ]] || continue
+  {
+    echo
+    echo "# $n ranks (busbw factor 2(n-1)/n; ratio > 1 means Loom is better for busbw, < 1 for time)"
+    # Join the two CSVs on size; a size only one side measured is left out.
+    awk -F, -v ceiling="$ceiling" '
+      FNR == 1 { next }
+      NR == FNR { lt[$1] = $2; lb[$1] = $4; lw[$1] = $5; next }
+      ($1 in lt) {
+        br = ($4 > 0) ? lb[$1] / $4 : 0
+        tr = ($2 > 0) ? lt[$1] / $2 : 0
+        printf "%12s %12.2f %12.2f %11.3f %11.3f %9.2f %9.2f %7s\n",
+               $1, lt[$1], $2, lb[$1], $4, br, tr, lw[$1] "/" $5
+      }
+      BEGIN {
+        printf "%12s %12s %12s %11s %11s %9s %9s %7s\n", "size(B)", "loom(us)", "mpi(us)",
+               "loom_busbw", "mpi_busbw", "bw_ratio", "t_ratio", "wrong"
+      }
+      END { printf "# busbw ceiling: memcpy %s GB/s\n", ceiling }
+    ' "$loom_csv" "$mpi_csv"
+  } | tee -a "$report"
+  # A wrong result on either side fails the run, like the perf binaries themselves.
+  if awk -F, 'FNR > 1 && $5 != 0 { bad = 1 } END { exit bad ? 0 : 1 }' "$loom_csv" "$mpi_csv"; then
+    echo "compare-mpi.sh: wrong results with $n ranks (see the wrong column)" >&2
+    status=1
+  fi
+done
+
+[[ -n "$out" ]] && cp "$report" "$out"
+exit "$status"

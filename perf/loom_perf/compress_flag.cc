@@ -1,0 +1,29 @@
+#include "compress_flag.h"
+
+#include <cstdlib>
+
+namespace perf {
+namespace {
+
+// topk:R keeps the fraction R of elements, so R must lie in (0, 1].
+bool validTopK(const std::string& spec) {
+  const std::string prefix = "topk:";
+  if (spec.rfind(prefix, 0) != 0 || spec.size() == prefix.size()) return false;
+  const char* text = spec.c_str() + prefix.size();
+  char* end = nullptr;
+  const double ratio = std::strtod(text, &end);
+  return *end == '\0' && ratio > 0.0 && ratio <= 1.0;
+}
+
+}  // namespace
+
+std::string checkCompressFlag(const std::string& spec) {
+  if (spec == "none") return {};
+  if (spec == "int8" || validTopK(spec)) {
+    return "--compress " + spec +
+           ": compressed collectives are not implemented yet; only --compress none runs";
+  }
+  return "--compress '" + spec + "' is not one of none, int8, topk:R (0 < R <= 1)";
+}
+
+}  // namespace perf

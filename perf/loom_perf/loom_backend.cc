@@ -1,0 +1,143 @@
+#include "loom_backend.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace perf {
+namespace {
+
+loomDataType_t loomType(PerfType t) {
+  switch (t) {
+    case PerfType::Int8:
+      return loomInt8;
+    case PerfType::Uint8:
+      return loomUint8;
+    case PerfType::Int32:
+      return loomInt32;
+    case PerfType::Uint32:
+      return loomUint32;
+    case PerfType::Int64:
+      return loomInt64;
+    case PerfType::Uint64:
+      return loomUint64;
+    case PerfType::Half:
+      return loomFloat16;
+    case PerfType::Float:
+      return loomFloat32;
+    case PerfType::Double:
+      return loomFloat64;
+    case PerfType::Bf16:
+      return loomBfloat16;
+  }
+  throw std::logic_error("bad PerfType");
+}
+
+loomRedOp_t loomOp(PerfOp op) {
+  switch (op) {
+    case PerfOp::Sum:
+      return loomSum;
+    case PerfOp::Prod:
+      return loomProd;
+    case PerfOp::Max:
+      return loomMax;
+    case PerfOp::Min:
+      return loomMin;
+    case PerfOp::Avg:
+      return loomAvg;
+  }
+  throw std::logic_error("bad PerfOp");
+}
+
+}  // namespace
+
+LoomBackend::LoomBackend(loomComm_t comm, std::string launch)
+    : comm_(comm), launch_(std::move(launch)) {
+  check(loomCommUserRank(comm_, &rank_), "loomCommUserRank");
+  check(loomCommCount(comm_, &nranks_), "loomCommCount");
+}
+
+std::string LoomBackend::describe() const {
+  int version = 0;
+  loomGetVersion(&version);
+  return "Loom " + std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) +
+         "." + std::to_string(version % 100) + ", " + launch_;
+}
+
+void LoomBackend::check(loomResult_t result, const char* what) const {
+  if (result == loomSuccess) return;
+  throw std::runtime_error("rank " + std::to_string(rank_) + ": " + what + " failed: " +
+                           loomGetErrorString(result) + ": " + loomGetLastError(comm_));
+}
+
+void LoomBackend::run(const Call& call) {
+  const loomDataType_t type = loomType(call.type);
+  const size_t n = call.count;
+  switch (call.coll) {
+    case Coll::AllReduce:
+      check(loomAllReduce(call.input, call.output, n, type, loomOp(call.op), comm_, nullptr),
+            "loomAllReduce");
+      break;
+    case Coll::AllGather:
+      check(loomAllGather(call.input, call.output, n, type, comm_, nullptr), "loomAllGather");
+      break;
+    case Coll::ReduceScatter:
+      check(loomReduceScatter(call.input, call.output, n, type, loomOp(call.op), comm_, nullptr),
+            "loomReduceScatter");
+      break;
+    case Coll::Broadcast:
+      check(loomBroadcast(call.input, call.output, n, type, call.root, comm_, nullptr),
+            "loomBroadcast");
+      break;
+    case Coll::Reduce:
+      check(
+          loomReduce(call.input, call.output, n, type, loomOp(call.op), call.root, comm_, nullptr),
+          "loomReduce");
+      break;
+    case Coll::AllToAll:
+      check(loomAllToAll(call.input, call.output, n, type, comm_, nullptr), "loomAllToAll");
+      break;
+    case Coll::Gather:
+      check(loomGather(call.input, call.output, n, type, call.root, comm_, nullptr), "loomGather");
+      break;
+    case Coll::Scatter:
+      check(loomScatter(call.input, call.output, n, type, call.root, comm_, nullptr),
+            "loomScatter");
+      break;
+    case Coll::SendRecv: {
+      // A ring shift, as nccl-tests measures it: send to the next rank, receive from
+      // the previous one, both in one group so neither waits for the other.
+      const int next = (rank_ + 1) % nranks_;
+      const int prev = (rank_ + nranks_ - 1) % nranks_;
+      check(loomGroupStart(), "loomGroupStart");
+      const loomResult_t sent = loomSend(call.input, n, type, next, comm_, nullptr);
+      const loomResult_t received = loomRecv(call.output, n, type, prev, comm_, nullptr);
+      const loomResult_t ended = loomGroupEnd();
+      check(sent, "loomSend");
+      check(received, "loomRecv");
+      check(ended, "loomGroupEnd");
+      break;
+    }
+  }
+}
+
+void LoomBackend::barrier() {
+  float one = 1.0f;
+  check(loomAllReduce(&one, &one, 1, loomFloat32, loomSum, comm_, nullptr),
+        "loomAllReduce(barrier)");
+}
+
+double LoomBackend::combineTime(double seconds, AvgMode mode) {
+  if (mode == AvgMode::RankZero) return seconds;
+  const loomRedOp_t op = mode == AvgMode::Min ? loomMin : mode == AvgMode::Max ? loomMax : loomSum;
+  double value = seconds;
+  check(loomAllReduce(&value, &value, 1, loomFloat64, op, comm_, nullptr), "loomAllReduce(time)");
+  return mode == AvgMode::Mean ? value / nranks_ : value;
+}
+
+int64_t LoomBackend::sumOverRanks(int64_t value) {
+  check(loomAllReduce(&value, &value, 1, loomInt64, loomSum, comm_, nullptr),
+        "loomAllReduce(count)");
+  return value;
+}
+
+}  // namespace perf

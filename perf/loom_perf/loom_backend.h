@@ -1,0 +1,40 @@
+// perf::Backend over Loom's C API: one object per rank (per thread in -t mode).
+#ifndef LOOM_PERF_LOOM_PERF_LOOM_BACKEND_H_
+#define LOOM_PERF_LOOM_PERF_LOOM_BACKEND_H_
+
+#include <loom/loom.h>
+
+#include "../common/backend.h"
+
+namespace perf {
+
+class LoomBackend : public Backend {
+ public:
+  /// `launch` says how the ranks were started, for the header.
+  LoomBackend(loomComm_t comm, std::string launch);
+  int rank() const override { return rank_; }
+  int nranks() const override { return nranks_; }
+  std::string describe() const override;
+  std::string unsupported(Coll, PerfType, PerfOp) const override { return {}; }
+  bool hasInPlace(Coll c) const override { return loomHasInPlace(c); }
+  Layout layout(Coll c, bool inPlace, char* send, char* recv, size_t count, size_t typeBytes,
+                int root) const override {
+    return loomLayout(c, inPlace, send, recv, count, typeBytes, rank_, root);
+  }
+  void run(const Call& call) override;
+  void barrier() override;
+  double combineTime(double seconds, AvgMode mode) override;
+  int64_t sumOverRanks(int64_t value) override;
+
+ private:
+  void check(loomResult_t result, const char* what) const;
+
+  loomComm_t comm_;
+  std::string launch_;
+  int rank_ = 0;
+  int nranks_ = 1;
+};
+
+}  // namespace perf
+
+#endif  // LOOM_PERF_LOOM_PERF_LOOM_BACKEND_H_

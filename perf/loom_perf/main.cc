@@ -1,0 +1,135 @@
+// loom_perf: nccl-tests-style bandwidth tables for Loom's collectives.
+//   loomrun -n 4 loom_perf allreduce -b 8 -e 256M -f 2     (one process per rank)
+//   loom_perf allgather -t 4 -e 64M                          (4 ranks as threads)
+//   loom_perf --memcpy                                       (memcpy ceiling)
+#include <loom/loom.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../common/options.h"
+#include "compress_flag.h"
+#include "loom_backend.h"
+#include "memcpy_bw.h"
+
+namespace {
+
+// A launcher loomCommInitFromEnv understands has set one of these.
+bool underLauncher() {
+  for (const char* name :
+       {"LOOM_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"}) {
+    if (std::getenv(name)) return true;
+  }
+  return false;
+}
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "loom_perf: %s\n", message.c_str());
+  std::fflush(stdout);
+  // _Exit: other rank threads may still be blocked inside the library; normal exit
+  // would run destructors under them.
+  std::_Exit(1);
+}
+
+std::string initError(loomResult_t r, const char* what) {
+  return std::string(what) + " failed: " + loomGetErrorString(r) + ": " + loomGetLastError(nullptr);
+}
+
+// Runs the benchmark on each rank thread of this process; returns the wrong count.
+int64_t runThreads(const perf::RunConfig& cfg, int threads) {
+  std::vector<loomComm_t> comms(threads);
+  if (loomResult_t r = loomCommInitAll(comms.data(), threads, nullptr); r != loomSuccess) {
+    die(initError(r, "loomCommInitAll"));
+  }
+  std::vector<int64_t> wrong(threads, 0);
+  std::vector<std::thread> workers;
+  const std::string launch = "1 process x " + std::to_string(threads) + " threads";
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      try {
+        perf::LoomBackend backend(comms[t], launch);
+        wrong[t] = perf::runBenchmark(backend, cfg);
+      } catch (const std::exception& e) {
+        die(e.what());
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  for (loomComm_t c : comms) loomCommDestroy(c);
+  return wrong[0];
+}
+
+int64_t runProcess(const perf::RunConfig& cfg) {
+  loomComm_t comm = nullptr;
+  if (loomResult_t r = loomCommInitFromEnv(&comm); r != loomSuccess) {
+    die(initError(r, "loomCommInitFromEnv"));
+  }
+  int64_t wrong = 0;
+  try {
+    perf::LoomBackend backend(comm, "one process per rank");
+    wrong = perf::runBenchmark(backend, cfg);
+  } catch (const std::exception& e) {
+    die(e.what());
+  }
+  loomCommDestroy(comm);
+  return wrong;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"loom_perf: nccl-tests-style tables for Loom collectives"};
+  perf::PerfOptions options;
+  int threads = 0;
+  int blocking = 0;
+  int cycles = 1;
+  bool memcpyMode = false;
+  std::string compress = "none";
+  app.add_option("collective", options.collective,
+                 "allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv|gather|"
+                 "scatter");
+  perf::addCommonFlags(app, options);
+  app.add_option("-t,--nthreads", threads,
+                 "ranks as threads of this process (loomCommInitAll); default: one rank per "
+                 "process under a launcher, else 1 thread")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("-z,--blocking", blocking,
+                 "accepted for nccl-tests compatibility; host calls "
+                 "always block");
+  app.add_option("-N,--run_cycles", cycles, "accepted for nccl-tests compatibility; ignored");
+  app.add_option("--compress", compress, "none|int8|topk:R (only none is implemented)")
+      ->capture_default_str();
+  app.add_flag("--memcpy", memcpyMode, "measure single-thread memcpy GB/s (64 MiB) and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  if (memcpyMode) return perf::runMemcpyBandwidth();
+  if (std::string why = perf::checkCompressFlag(compress); !why.empty()) {
+    std::fprintf(stderr, "loom_perf: %s\n", why.c_str());
+    return 2;
+  }
+  if (options.collective.empty()) {
+    std::fprintf(stderr, "loom_perf: name a collective (or --memcpy); see --help\n");
+    return 2;
+  }
+  perf::RunConfig cfg;
+  try {
+    cfg = perf::makeRunConfig(options, "loom_perf");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "loom_perf: %s\n", e.what());
+    return 2;
+  }
+  if (threads > 0 && underLauncher()) {
+    std::fprintf(stderr,
+                 "loom_perf: -t runs all ranks in this process; it cannot be combined "
+                 "with a launcher (loomrun, mpirun, ...)\n");
+    return 2;
+  }
+  const int64_t wrong = (threads > 0 || !underLauncher())
+                            ? runThreads(cfg, threads > 0 ? threads : 1)
+                            : runProcess(cfg);
+  return wrong == 0 ? 0 : 1;
+}

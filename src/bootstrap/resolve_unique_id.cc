@@ -1,0 +1,92 @@
+// resolveUniqueId: for launchers that cannot ship loomGetUniqueId's bytes,
+// every rank derives the same id from the environment, and rank 0 serves it.
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <cstring>
+
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/launch_env.h"
+#include "bootstrap/secret.h"
+#include "bootstrap/wire.h"
+#include "core/env.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/socket.h"
+
+namespace loom {
+namespace {
+
+// A numeric address for `host`, which may be a name (MASTER_ADDR often is).
+// IPv4 is preferred because that is what clusters route.
+std::string numericAddress(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* list = nullptr;
+  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &list);
+  if (rc != 0) {
+    raise(ErrorCode::InvalidArgument, "cannot resolve rendezvous host '{}': {}", host,
+          gai_strerror(rc));
+  }
+  std::string chosen;
+  for (addrinfo* it = list; it != nullptr; it = it->ai_next) {
+    SocketAddress address;
+    std::memcpy(&address.storage, it->ai_addr, it->ai_addrlen);
+    address.length = it->ai_addrlen;
+    if (chosen.empty() || it->ai_family == AF_INET) chosen = address.host();
+    if (it->ai_family == AF_INET) break;
+  }
+  freeaddrinfo(list);
+  if (chosen.empty())
+    raise(ErrorCode::InvalidArgument, "rendezvous host '{}' has no address", host);
+  return chosen;
+}
+
+}  // namespace
+
+UniqueId resolveUniqueId(const LaunchEnv& env) {
+  if (env.id) return *env.id;
+  const bool fromCommId = envString("LOOM_COMM_ID").has_value();
+  UniqueId id;
+  id.host = numericAddress(env.masterHost.empty() ? "127.0.0.1" : env.masterHost);
+  if (env.masterPort > 0) {
+    // LOOM_COMM_ID names the rendezvous port itself; MASTER_PORT is torch's
+    // store, so Loom takes the next one.
+    id.port = static_cast<uint16_t>(fromCommId ? env.masterPort : env.masterPort + 1);
+  } else {
+    id.port = static_cast<uint16_t>(20000 + wire::fnv1a(env.jobKey) % 20000);
+  }
+  const std::string secretText = envString("LOOM_SECRET").value_or(env.jobKey);
+  id.secret = derivedSecret(secretText);
+  const std::string where = formatHostPort(id.host, id.port);
+  if (env.rank != 0) {
+    LOOM_INFO("rank {}: rendezvous at {} (served by rank 0)", env.rank, where);
+    return id;
+  }
+
+  RendezvousOptions options;
+  options.port = id.port;
+  options.secret = secretText;
+  options.bindHost = id.host;
+  try {
+    startRendezvous(options);
+  } catch (const Error& first) {
+    if (first.code() != ErrorCode::SystemError) throw;
+    // The advertised address may not be local (NAT, an alias): listen on all
+    // addresses of this family instead, at the same port.
+    options.bindHost = id.host.find(':') != std::string::npos ? "::" : "0.0.0.0";
+    try {
+      startRendezvous(options);
+    } catch (const Error& second) {
+      raise(ErrorCode::InvalidUsage,
+            "rank 0 cannot serve the rendezvous at {} (from {}): {}; set LOOM_COMM_ID to a free "
+            "host:port",
+            where, fromCommId ? "LOOM_COMM_ID" : env.launcher, second.what());
+    }
+  }
+  LOOM_INFO("rank 0: serving the rendezvous at {} for job '{}'", where, env.jobKey);
+  return id;
+}
+
+}  // namespace loom

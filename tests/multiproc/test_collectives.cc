@@ -1,0 +1,190 @@
+// Every collective against the independent reference, over launch (threads,
+// processes) x transport (shm, tcp) x world size, and inside each of those over
+// type x op x count x layout x root (collective_case.cc). One communicator
+// serves a whole configuration's cases: creating one per case would cost more
+// than the cases themselves.
+#include <gtest/gtest.h>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "collective_case.h"
+#include "harness.h"
+
+namespace loomtest {
+namespace {
+
+/// Environment variants beyond the default algorithm choice.
+enum class Variant {
+  Default,
+  Ring,        ///< LOOM_ALGO=ring: the ring even where direct would be chosen
+  Tree,        ///< LOOM_ALGO=tree
+  SmallSlots,  ///< minimum slot and arena sizes: every mid-size case spans many slots/rounds
+};
+
+struct Config {
+  Launch launch;
+  Transport transport;
+  int nranks;
+  Coll coll;
+  Variant variant;
+  Scope scope;
+};
+
+std::string variantName(Variant v) {
+  switch (v) {
+    case Variant::Default:
+      return "";
+    case Variant::Ring:
+      return "_ring";
+    case Variant::Tree:
+      return "_tree";
+    case Variant::SmallSlots:
+      return "_smallslots";
+  }
+  return "";
+}
+
+std::vector<std::pair<std::string, std::string>> variantEnv(Variant v) {
+  switch (v) {
+    case Variant::Default:
+      return {};
+    case Variant::Ring:
+      return {{"LOOM_ALGO", "ring"}};
+    case Variant::Tree:
+      return {{"LOOM_ALGO", "tree"}};
+    case Variant::SmallSlots:
+      return {{"LOOM_SHM_SLOT_BYTES", "4K"}, {"LOOM_SHM_SLOTS", "2"},
+              {"LOOM_TCP_SLOT_BYTES", "4K"}, {"LOOM_TCP_SLOTS", "2"},
+              {"LOOM_DIRECT_BYTES", "4K"},   {"LOOM_DIRECT_ONESHOT", "0"}};
+  }
+  return {};
+}
+
+std::string configName(const testing::TestParamInfo<Config>& info) {
+  const Config& c = info.param;
+  return std::string(launchName(c.launch)) + "_" + transportName(c.transport) + "_n" +
+         std::to_string(c.nranks) + "_" + collName(c.coll) + variantName(c.variant);
+}
+
+/// Readable parameters in gtest's output and test listing.
+void PrintTo(const Config& c, std::ostream* os) {
+  *os << launchName(c.launch) << " " << transportName(c.transport) << " n=" << c.nranks << " "
+      << collName(c.coll) << variantName(c.variant);
+}
+
+std::vector<Config> configs(Launch launch, Transport transport, std::vector<int> sizes,
+                            std::vector<Coll> colls, Variant variant, Scope scope) {
+  std::vector<Config> out;
+  for (int n : sizes) {
+    for (Coll coll : colls) out.push_back({launch, transport, n, coll, variant, scope});
+  }
+  return out;
+}
+
+const std::vector<Coll> kAll = {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter,
+                                Coll::Broadcast, Coll::Reduce,    Coll::AllToAll,
+                                Coll::Gather,    Coll::Scatter,   Coll::SendRecv};
+const std::vector<Coll> kRingCapable = {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter,
+                                        Coll::Broadcast, Coll::Reduce};
+const std::vector<Coll> kTreeCapable = {Coll::AllReduce, Coll::Broadcast, Coll::Reduce};
+
+/// The first few failing cases are enough to debug; the rest are counted.
+constexpr int kErrorsShown = 5;
+
+RankOutcome runAllCases(const std::vector<Case>& cases, int rank, int nranks, loomComm_t comm) {
+  RankOutcome out;
+  int count = -1;
+  int me = -1;
+  if (loomCommCount(comm, &count) != loomSuccess || count != nranks) {
+    out.error += "loomCommCount gave " + std::to_string(count) + "\n";
+  }
+  if (loomCommUserRank(comm, &me) != loomSuccess || me != rank) {
+    out.error += "loomCommUserRank gave " + std::to_string(me) + "\n";
+  }
+  int errors = 0;
+  for (const Case& c : cases) {
+    CaseResult r = runCase(c, rank, nranks, comm);
+    out.report += r.report;
+    if (!r.error.empty() && errors++ < kErrorsShown) out.error += r.error + "\n";
+    if (r.fatal) {
+      // Peers may now wait for a call this rank will not make: stop here and
+      // let LOOM_TIMEOUT end their wait.
+      out.error += "stopped after the failed call\n";
+      break;
+    }
+  }
+  if (errors > kErrorsShown) {
+    out.error += "... and " + std::to_string(errors - kErrorsShown) + " more failing cases\n";
+  }
+  return out;
+}
+
+class Collectives : public testing::TestWithParam<Config> {};
+
+TEST_P(Collectives, MatchReference) {
+  const Config& cfg = GetParam();
+  const std::vector<Case> cases = makeCases(cfg.coll, cfg.nranks, cfg.scope);
+  RunOptions options;
+  options.launch = cfg.launch;
+  options.transport = cfg.transport;
+  options.nranks = cfg.nranks;
+  options.env = variantEnv(cfg.variant);
+  const auto results = runRanks(options, [&](int rank, int nranks, loomComm_t comm) {
+    return runAllCases(cases, rank, nranks, comm);
+  });
+  EXPECT_EQ(failures(results), "") << cases.size() << " cases per rank";
+  // Exact cases equal the reference on every rank already; this catches the
+  // random-real ones, where each rank passing its tolerance is not enough:
+  // every rank must hold the same bytes. Only comparable if all ranks got
+  // through every case.
+  bool allReported = true;
+  for (const auto& r : results) allReported = allReported && r.reported;
+  if (cfg.coll == Coll::AllReduce && allReported) {
+    EXPECT_EQ(reportMismatch(results), "");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ThreadsShm, Collectives,
+                         testing::ValuesIn(configs(Launch::Threads, Transport::Shm, {1, 2, 3, 4, 8},
+                                                   kAll, Variant::Default, Scope::Full)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(ThreadsTcp, Collectives,
+                         testing::ValuesIn(configs(Launch::Threads, Transport::Tcp, {2, 3, 4, 8},
+                                                   kAll, Variant::Default, Scope::Full)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(ProcessesShm, Collectives,
+                         testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {2, 3, 8},
+                                                   kAll, Variant::Default, Scope::Full)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(ProcessesTcp, Collectives,
+                         testing::ValuesIn(configs(Launch::Processes, Transport::Tcp, {2, 3}, kAll,
+                                                   Variant::Default, Scope::Reduced)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(Ring, Collectives,
+                         testing::ValuesIn(configs(Launch::Threads, Transport::Shm, {2, 3, 5},
+                                                   kRingCapable, Variant::Ring, Scope::Reduced)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(Tree, Collectives,
+                         testing::ValuesIn(configs(Launch::Threads, Transport::Shm, {3, 4, 8},
+                                                   kTreeCapable, Variant::Tree, Scope::Reduced)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(SmallSlotsShm, Collectives,
+                         testing::ValuesIn(configs(Launch::Threads, Transport::Shm, {3, 4}, kAll,
+                                                   Variant::SmallSlots, Scope::Reduced)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(SmallSlotsTcp, Collectives,
+                         testing::ValuesIn(configs(Launch::Threads, Transport::Tcp, {3}, kAll,
+                                                   Variant::SmallSlots, Scope::Reduced)),
+                         configName);
+
+}  // namespace
+}  // namespace loomtest

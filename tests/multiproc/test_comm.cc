@@ -1,0 +1,310 @@
+// Communicator-level behaviour through the C API: split, queries, version,
+// groups of collectives and of point-to-point calls, abort and dead peers.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness.h"
+#include "reference.h"
+
+namespace loomtest {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string err(const char* what, loomResult_t rc, loomComm_t comm) {
+  return std::string(what) + " returned " + loomGetErrorString(rc) + ": " + loomGetLastError(comm) +
+         "\n";
+}
+
+struct LaunchParam {
+  Launch launch;
+  Transport transport;
+};
+
+std::string launchParamName(const testing::TestParamInfo<LaunchParam>& info) {
+  return std::string(launchName(info.param.launch)) + "_" + transportName(info.param.transport);
+}
+
+void PrintTo(const LaunchParam& p, std::ostream* os) {
+  *os << launchName(p.launch) << " " << transportName(p.transport);
+}
+
+const LaunchParam kLaunches[] = {{Launch::Threads, Transport::Shm},
+                                 {Launch::Threads, Transport::Tcp},
+                                 {Launch::Processes, Transport::Shm},
+                                 {Launch::Processes, Transport::Tcp}};
+
+class CommTest : public testing::TestWithParam<LaunchParam> {
+ protected:
+  RunOptions options(int nranks) const {
+    RunOptions o;
+    o.launch = GetParam().launch;
+    o.transport = GetParam().transport;
+    o.nranks = nranks;
+    return o;
+  }
+};
+
+// Ranks 0..3 split by parity with keys reversing their order; rank 4 opts out.
+// New ranks must follow the keys, and data must follow the new ranks.
+TEST_P(CommTest, SplitByParityWithReversedKeys) {
+  const auto results = runRanks(options(5), [](int rank, int n, loomComm_t comm) {
+    RankOutcome out;
+    const bool optOut = rank == n - 1;
+    loomComm_t sub = reinterpret_cast<loomComm_t>(uintptr_t{0x1});
+    loomResult_t rc = loomCommSplit(comm, optOut ? LOOM_SPLIT_NOCOLOR : rank % 2, -rank, &sub);
+    if (rc != loomSuccess) return RankOutcome{err("loomCommSplit", rc, comm), ""};
+    if (optOut) {
+      if (sub != nullptr) out.error += "NOCOLOR rank got a communicator\n";
+    } else if (sub == nullptr) {
+      return RankOutcome{"split gave NULL to a coloured rank\n", ""};
+    } else {
+      // Group members in old-rank order: {0, 2} or {1, 3}; keys -rank reverse it.
+      const int others = rank < 2 ? rank + 2 : rank - 2;
+      const int expectRank = rank > others ? 0 : 1;
+      int subCount = -1;
+      int subRank = -1;
+      loomCommCount(sub, &subCount);
+      loomCommUserRank(sub, &subRank);
+      if (subCount != 2) out.error += "sub count " + std::to_string(subCount) + "\n";
+      if (subRank != expectRank) out.error += "sub rank " + std::to_string(subRank) + "\n";
+      // Sum of (old rank + 1) over the group, and old ranks gathered in new order.
+      std::vector<int32_t> v(33, rank + 1);
+      rc = loomAllReduce(v.data(), v.data(), v.size(), loomInt32, loomSum, sub, nullptr);
+      if (rc != loomSuccess) out.error += err("sub AllReduce", rc, sub);
+      const int32_t expectSum = rank % 2 == 0 ? 1 + 3 : 2 + 4;
+      if (v[32] != expectSum) out.error += "sub sum " + std::to_string(v[32]) + "\n";
+      int32_t mine = rank;
+      int32_t gathered[2] = {-1, -1};
+      rc = loomAllGather(&mine, gathered, 1, loomInt32, sub, nullptr);
+      if (rc != loomSuccess) out.error += err("sub AllGather", rc, sub);
+      const int32_t hi = rank % 2 == 0 ? 2 : 3;
+      if (gathered[0] != hi || gathered[1] != hi - 2) {
+        out.error += "sub gather order " + std::to_string(gathered[0]) + "," +
+                     std::to_string(gathered[1]) + "\n";
+      }
+      rc = loomCommDestroy(sub);
+      if (rc != loomSuccess) out.error += err("sub destroy", rc, nullptr);
+    }
+    // The parent comm is unaffected by the split and its children.
+    int32_t x = rank + 1;
+    rc = loomAllReduce(&x, &x, 1, loomInt32, loomSum, comm, nullptr);
+    if (rc != loomSuccess) out.error += err("parent AllReduce", rc, comm);
+    if (x != n * (n + 1) / 2) out.error += "parent sum " + std::to_string(x) + "\n";
+    return out;
+  });
+  EXPECT_EQ(failures(results), "");
+}
+
+// One colour, equal keys: the new comm keeps the old order (ties by old rank).
+TEST_P(CommTest, SplitOneColorKeepsOrder) {
+  const auto results = runRanks(options(3), [](int rank, int n, loomComm_t comm) {
+    RankOutcome out;
+    loomComm_t sub = nullptr;
+    loomResult_t rc = loomCommSplit(comm, 7, 0, &sub);
+    if (rc != loomSuccess || sub == nullptr) return RankOutcome{err("loomCommSplit", rc, comm), ""};
+    int subCount = -1;
+    int subRank = -1;
+    loomCommCount(sub, &subCount);
+    loomCommUserRank(sub, &subRank);
+    if (subCount != n || subRank != rank) {
+      out.error += "sub " + std::to_string(subRank) + " of " + std::to_string(subCount) + "\n";
+    }
+    double d = rank;
+    rc = loomAllReduce(&d, &d, 1, loomFloat64, loomMax, sub, nullptr);
+    if (rc != loomSuccess || d != n - 1) out.error += err("sub AllReduce", rc, sub);
+    loomCommDestroy(sub);
+    return out;
+  });
+  EXPECT_EQ(failures(results), "");
+}
+
+TEST_P(CommTest, CountRankAndAsyncError) {
+  const auto results = runRanks(options(4), [](int rank, int n, loomComm_t comm) {
+    RankOutcome out;
+    int count = -1;
+    int me = -1;
+    loomResult_t async = loomNumResults;
+    if (loomCommCount(comm, &count) != loomSuccess || count != n) out.error += "count\n";
+    if (loomCommUserRank(comm, &me) != loomSuccess || me != rank) out.error += "rank\n";
+    if (loomCommGetAsyncError(comm, &async) != loomSuccess || async != loomSuccess) {
+      out.error += "async error " + std::to_string(async) + "\n";
+    }
+    return out;
+  });
+  EXPECT_EQ(failures(results), "");
+}
+
+// Several all-reduces of different types, ops and layouts queued in one group.
+TEST_P(CommTest, GroupOfAllReduces) {
+  struct Item {
+    loomDataType_t type;
+    loomRedOp_t op;
+    size_t count;
+    bool inPlace;
+  };
+  const std::vector<Item> items = {{loomInt32, loomSum, 100, false},
+                                   {loomFloat32, loomMax, 1000, false},
+                                   {loomFloat64, loomAvg, 37, true},
+                                   {loomBfloat16, loomMin, 4099, false},
+                                   {loomUint8, loomProd, 5, true}};
+  const auto results = runRanks(options(3), [&](int rank, int n, loomComm_t comm) {
+    RankOutcome out;
+    std::vector<std::vector<unsigned char>> send(items.size());
+    std::vector<std::vector<unsigned char>> recv(items.size());
+    std::vector<loomResult_t> rcs;
+    rcs.push_back(loomGroupStart());
+    for (size_t i = 0; i < items.size(); ++i) {
+      const Item& it = items[i];
+      const Pattern p = it.op == loomProd ? Pattern::ProdSafe : Pattern::SmallInts;
+      send[i].resize(it.count * typeSize(it.type));
+      recv[i].resize(send[i].size(), 0x5C);
+      fillInput(send[i].data(), it.type, p, i, rank, 0, it.count, it.op);
+      void* dst = it.inPlace ? send[i].data() : recv[i].data();
+      rcs.push_back(loomAllReduce(send[i].data(), dst, it.count, it.type, it.op, comm, nullptr));
+    }
+    rcs.push_back(loomGroupEnd());
+    for (loomResult_t rc : rcs) {
+      if (rc != loomSuccess) return RankOutcome{err("grouped call", rc, comm), ""};
+    }
+    for (size_t i = 0; i < items.size(); ++i) {
+      const Item& it = items[i];
+      const Pattern p = it.op == loomProd ? Pattern::ProdSafe : Pattern::SmallInts;
+      std::vector<unsigned char> expect(send[i].size());
+      std::vector<double> tol;
+      reduceReference(expect.data(), it.type, it.op, p, i, n, 0, it.count, &tol);
+      const auto& got = it.inPlace ? send[i] : recv[i];
+      const std::string diff = compareElements(got.data(), expect.data(), it.type, it.count, tol);
+      if (!diff.empty()) out.error += "item " + std::to_string(i) + ": " + diff + "\n";
+    }
+    return out;
+  });
+  EXPECT_EQ(failures(results), "");
+}
+
+// Every rank sends 4 MiB to every other rank and receives 4 MiB from each, all
+// in one group. Ungrouped and in this order, blocking sends would deadlock.
+TEST_P(CommTest, GroupedAllPairsExchange) {
+  constexpr size_t kCount = size_t{1} << 20;  // fp32: 4 MiB per message
+  const auto results = runRanks(options(4), [&](int rank, int n, loomComm_t comm) {
+    RankOutcome out;
+    // What `src` sends `dst`: distinct for every ordered pair.
+    auto message = [&](int src, int dst) {
+      std::vector<unsigned char> m(kCount * 4);
+      fillInput(m.data(), loomFloat32, Pattern::RandomBytes, 1000 + dst, src, 0, kCount);
+      return m;
+    };
+    std::vector<std::vector<unsigned char>> send(n);
+    std::vector<std::vector<unsigned char>> recv(n);
+    std::vector<loomResult_t> rcs;
+    rcs.push_back(loomGroupStart());
+    for (int p = 0; p < n; ++p) {
+      if (p == rank) continue;
+      send[p] = message(rank, p);
+      rcs.push_back(loomSend(send[p].data(), kCount, loomFloat32, p, comm, nullptr));
+    }
+    for (int p = 0; p < n; ++p) {
+      if (p == rank) continue;
+      recv[p].assign(kCount * 4, 0x5C);
+      rcs.push_back(loomRecv(recv[p].data(), kCount, loomFloat32, p, comm, nullptr));
+    }
+    rcs.push_back(loomGroupEnd());
+    for (loomResult_t rc : rcs) {
+      if (rc != loomSuccess) return RankOutcome{err("grouped send/recv", rc, comm), ""};
+    }
+    for (int p = 0; p < n; ++p) {
+      if (p == rank) continue;
+      if (recv[p] != message(p, rank))
+        out.error += "wrong data from rank " + std::to_string(p) + "\n";
+      if (send[p] != message(rank, p))
+        out.error += "sendbuff to " + std::to_string(p) + " changed\n";
+    }
+    return out;
+  });
+  EXPECT_EQ(failures(results), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Launches, CommTest, testing::ValuesIn(kLaunches), launchParamName);
+
+TEST(Comm, VersionMatchesHeader) {
+  int version = -1;
+  ASSERT_EQ(loomGetVersion(&version), loomSuccess);
+  EXPECT_EQ(version, LOOM_VERSION_CODE);
+}
+
+// Rank 0 enters an all-reduce its peers never join; aborting its comm from
+// another thread must end the call with loomAborted long before LOOM_TIMEOUT.
+TEST(Comm, AbortUnblocksWaitingCall) {
+  ScopedEnv env({{"LOOM_TIMEOUT", "20"}});
+  constexpr int kRanks = 3;
+  loomComm_t comms[kRanks] = {};
+  ASSERT_EQ(loomCommInitAll(comms, kRanks, nullptr), loomSuccess) << loomGetLastError(nullptr);
+
+  std::promise<std::pair<loomResult_t, std::string>> done;
+  auto result = done.get_future();
+  std::atomic<bool> entered{false};
+  std::thread waiter([&] {
+    std::vector<float> v(1024, 1.0f);
+    entered = true;
+    const loomResult_t rc =
+        loomAllReduce(v.data(), v.data(), v.size(), loomFloat32, loomSum, comms[0], nullptr);
+    done.set_value({rc, loomGetLastError(nullptr)});
+  });
+  while (!entered) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let it start waiting
+  const auto start = Clock::now();
+  std::thread aborter([&] { EXPECT_EQ(loomCommAbort(comms[0]), loomSuccess); });
+
+  const bool returned = result.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  EXPECT_TRUE(returned) << "the waiting all-reduce did not return within 5 s of the abort";
+  // Joining is bounded either way: LOOM_TIMEOUT ends the wait at the latest.
+  waiter.join();
+  aborter.join();
+  const auto [rc, message] = result.get();
+  EXPECT_EQ(rc, loomAborted) << loomGetErrorString(rc) << ": " << message;
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  for (int r = 1; r < kRanks; ++r) EXPECT_EQ(loomCommAbort(comms[r]), loomSuccess);
+}
+
+// A rank dies (SIGKILL) right after init; its peers' all-reduce must end with
+// loomRemoteError within about LOOM_TIMEOUT, naming the dead rank, and the
+// survivors must still be able to free their comms.
+TEST(Comm, DeadPeerIsRemoteError) {
+  RunOptions o;
+  o.launch = Launch::Processes;
+  o.nranks = 3;
+  o.env = {{"LOOM_TIMEOUT", "5"}};
+  o.deadlineSeconds = 40;
+  const auto results = runRanks(o, [](int rank, int n, loomComm_t comm) {
+    if (rank == n - 1) ::raise(SIGKILL);
+    std::vector<float> v(4096, 1.0f);
+    const auto start = Clock::now();
+    const loomResult_t rc =
+        loomAllReduce(v.data(), v.data(), v.size(), loomFloat32, loomSum, comm, nullptr);
+    const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    RankOutcome out;
+    if (rc != loomRemoteError) out.error += "got " + std::string(loomGetErrorString(rc)) + "\n";
+    const std::string msg = loomGetLastError(comm);
+    if (msg.find(std::to_string(n - 1)) == std::string::npos) {
+      out.error += "message does not name rank " + std::to_string(n - 1) + ": " + msg + "\n";
+    }
+    if (secs > 15) out.error += "took " + std::to_string(secs) + " s\n";
+    return out;
+  });
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0].ok()) << results[0].describe(0);
+  EXPECT_TRUE(results[1].ok()) << results[1].describe(1);
+  EXPECT_NE(results[2].death.find("signal 9"), std::string::npos) << results[2].describe(2);
+}
+
+}  // namespace
+}  // namespace loomtest

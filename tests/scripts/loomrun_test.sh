@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# loomrun end to end: rank environment, exit-status propagation, tagged output,
+# signal forwarding, timeouts and exec errors, and after every case a check
+# that no process the case started outlived loomrun.
+#
+# Processes are recognised by a unique path: every program a case starts lives
+# in (or is named after) this run's temporary directory, so `pgrep -f "$work"`
+# sees exactly our processes and never another test's.
+# shellcheck disable=SC2016  # rank commands expand $LOOM_* in the rank, not here
+set -uo pipefail
+BUILD=$(realpath "$1")
+LOOMRUN=$(find "$BUILD" -maxdepth 3 -name loomrun -type f -perm -u+x | head -1)
+if [ -z "$LOOMRUN" ]; then
+  echo "loomrun_test: no loomrun binary under $BUILD; skipping"
+  exit 77
+fi
+
+work=$(mktemp -d /tmp/loomrun_test.XXXXXX)
+sleeper="$work/sleeper"  # `sleep` under a name only this run uses
+ln -s "$(command -v sleep)" "$sleeper"
+
+ours() { pgrep -f "$work" || true; }
+cleanup() {
+  local pids
+  pids=$(ours)
+  # shellcheck disable=SC2086  # one argument per pid
+  [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# Our processes must all be gone; a SIGKILLed grandchild may take a moment.
+expect_no_orphans() {
+  local left
+  for _ in $(seq 50); do
+    left=$(ours)
+    [ -z "$left" ] && return 0
+    sleep 0.1
+  done
+  ps -o pid,ppid,pgid,stat,args -p "${left//$'\n'/,}" >&2
+  fail "$1: processes outlived loomrun"
+}
+
+# Waits until `count` processes run `$sleeper`, that is, every rank is up.
+wait_for_sleepers() {
+  local count=$1
+  for _ in $(seq 100); do
+    [ "$(pgrep -fc "^$sleeper")" -ge "$count" ] && return 0
+    sleep 0.1
+  done
+  fail "ranks did not start"
+}
+
+# Waits (bounded) for a background loomrun and sets $rc to its exit status.
+wait_bounded() {
+  local pid=$1
+  for _ in $(seq 150); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$pid" 2>/dev/null && fail "loomrun $pid still running after 15 s"
+  wait "$pid"
+  rc=$?
+}
+
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+
+# --- every rank gets its identity -------------------------------------------
+out=$(timeout 60 "$LOOMRUN" -n 3 sh -c \
+  'echo $LOOM_RANK $LOOM_WORLD_SIZE $LOOM_LOCAL_RANK $LOOM_LOCAL_SIZE' | sort)
+[ "$out" = $'0 3 0 3\n1 3 1 3\n2 3 2 3' ] || fail "rank environment: got '$out'"
+expect_no_orphans "environment"
+
+# --- one unique id, 256 hex digits, shared by all ranks ----------------------
+ids=$(timeout 60 "$LOOMRUN" -n 4 sh -c 'echo "$LOOM_UNIQUE_ID"' | sort -u)
+[ "$(echo "$ids" | wc -l)" = 1 ] || fail "ranks saw different unique ids: $ids"
+[[ "$ids" =~ ^[0-9a-f]{256}$ ]] || fail "LOOM_UNIQUE_ID is not 256 hex digits: '$ids'"
+expect_no_orphans "unique id"
+
+# --- a failing rank sets the exit status and takes the others down -----------
+start=$(now_ms)
+timeout 60 "$LOOMRUN" -n 3 sh -c \
+  'if [ "$LOOM_RANK" = 1 ]; then exit 3; fi; exec '"$sleeper"' 100' 2>"$work/err"
+rc=$?
+[ "$rc" = 3 ] || fail "exit 3 on rank 1: loomrun returned $rc"
+(($(now_ms) - start < 10000)) || fail "exit 3: the sleeping ranks were not killed"
+grep -q "loomrun: rank 1 exited with code 3" "$work/err" || fail "exit 3: no message: $(cat "$work/err")"
+expect_no_orphans "exit code"
+
+# --- a rank killed by a signal: 128 + signal ---------------------------------
+timeout 60 "$LOOMRUN" -n 3 sh -c \
+  'if [ "$LOOM_RANK" = 2 ]; then kill -9 $$; fi; exec '"$sleeper"' 100' 2>"$work/err"
+rc=$?
+[ "$rc" = 137 ] || fail "SIGKILL on rank 2: loomrun returned $rc"
+grep -q "loomrun: rank 2 killed by signal 9" "$work/err" || fail "SIGKILL: no message: $(cat "$work/err")"
+expect_no_orphans "killed rank"
+
+# --- a rank that ignores SIGTERM is killed after the grace period ------------
+start=$(now_ms)
+timeout 60 "$LOOMRUN" -n 2 sh -c \
+  'trap "" TERM; if [ "$LOOM_RANK" = 0 ]; then exit 4; fi; '"$sleeper"' 100; '"$sleeper"' 100' \
+  2>/dev/null
+rc=$?
+[ "$rc" = 4 ] || fail "TERM-ignoring rank: loomrun returned $rc"
+(($(now_ms) - start < 12000)) || fail "TERM-ignoring rank was not SIGKILLed"
+expect_no_orphans "term grace"
+
+# --- --tag-output prefixes whole lines, partial last lines included ----------
+timeout 60 "$LOOMRUN" -n 2 --tag-output sh -c \
+  'echo "out $LOOM_RANK"; echo "err $LOOM_RANK" >&2; printf "tail $LOOM_RANK"' \
+  >"$work/out" 2>"$work/err" || fail "tag-output run failed"
+for r in 0 1; do
+  grep -qx "\[$r\] out $r" "$work/out" || fail "tag-output: no '[$r] out $r' in: $(cat "$work/out")"
+  grep -qx "\[$r\] tail $r" "$work/out" || fail "tag-output: no '[$r] tail $r' in: $(cat "$work/out")"
+  grep -qx "\[$r\] err $r" "$work/err" || fail "tag-output: no '[$r] err $r' in: $(cat "$work/err")"
+done
+[ "$(grep -cv '^\[[01]\] ' "$work/out")" = 0 ] || fail "tag-output: untagged lines: $(cat "$work/out")"
+[ "$(wc -l <"$work/out")" = 4 ] || fail "tag-output: expected 4 stdout lines: $(cat "$work/out")"
+expect_no_orphans "tag-output"
+
+# --- SIGTERM to loomrun reaches every rank -----------------------------------
+"$LOOMRUN" -n 3 "$sleeper" 100 &
+pid=$!
+wait_for_sleepers 3
+kill -TERM "$pid"
+wait_bounded "$pid"
+[ "$rc" = 143 ] || fail "SIGTERM forwarding: loomrun returned $rc"
+expect_no_orphans "SIGTERM forwarding"
+
+# --- what a rank started in the background goes with it ----------------------
+"$LOOMRUN" -n 2 sh -c "$sleeper 100 & wait" &
+pid=$!
+wait_for_sleepers 2
+kill -HUP "$pid"
+wait_bounded "$pid"
+[ "$rc" = 129 ] || fail "SIGHUP forwarding: loomrun returned $rc"
+expect_no_orphans "grandchildren"
+
+# --- loomrun killed outright: its ranks die with it ---------------------------
+"$LOOMRUN" -n 3 "$sleeper" 100 &
+pid=$!
+wait_for_sleepers 3
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+expect_no_orphans "loomrun SIGKILLed"
+
+# --- --timeout ----------------------------------------------------------------
+start=$(now_ms)
+timeout 60 "$LOOMRUN" -n 2 --timeout 1 "$sleeper" 100 2>"$work/err"
+rc=$?
+[ "$rc" = 124 ] || fail "--timeout: loomrun returned $rc"
+(($(now_ms) - start < 10000)) || fail "--timeout took too long"
+grep -q "timed out" "$work/err" || fail "--timeout: no message: $(cat "$work/err")"
+expect_no_orphans "timeout"
+
+# --- a program that does not exist ---------------------------------------------
+timeout 60 "$LOOMRUN" -n 2 "$work/no-such-program" 2>"$work/err"
+rc=$?
+[ "$rc" = 127 ] || fail "missing program: loomrun returned $rc"
+grep -q "loomrun: cannot run '$work/no-such-program': No such file or directory" "$work/err" ||
+  fail "missing program: wrong message: $(cat "$work/err")"
+expect_no_orphans "missing program"
+
+# --- bad usage ------------------------------------------------------------------
+for args in "true" "-n 0 true" "-n 2" "-n 2 --no-such-flag true" "-n 2 --timeout 0 true"; do
+  # shellcheck disable=SC2086
+  timeout 60 "$LOOMRUN" $args >/dev/null 2>&1
+  rc=$?
+  [ "$rc" = 2 ] || fail "usage error '$args': loomrun returned $rc"
+done
+
+# --- a real Loom job rendezvouses through loomrun (when loom_perf is built) ----
+perf="$BUILD/perf/loom_perf"
+if [ -x "$perf" ]; then
+  timeout 300 "$LOOMRUN" -n 2 --timeout 240 "$perf" allreduce -b 8 -e 1K -f 4 -c 1 -n 2 -w 1 \
+    >"$work/out" 2>&1 || fail "loom_perf through loomrun failed: $(cat "$work/out")"
+  expect_no_orphans "loom_perf"
+else
+  echo "loomrun_test: $perf not built; real-job case not run"
+fi
+
+echo "loomrun_test: all cases passed"

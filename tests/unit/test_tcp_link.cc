@@ -1,0 +1,261 @@
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "core/error.h"
+#include "transports/tcp/tcp_transport.h"
+
+namespace loom {
+namespace {
+
+using namespace std::chrono_literals;
+
+using Links = std::vector<std::unique_ptr<Link>>;
+
+// Connects `nranks` ranks (threads) all-to-all. tags[r] is rank r's commTag.
+std::vector<Links> connectAll(int nranks, const TcpConfig& config, std::vector<uint64_t> tags,
+                              std::vector<std::string>* errors = nullptr,
+                              std::chrono::milliseconds timeout = 5s) {
+  std::vector<std::unique_ptr<TcpListener>> listeners;
+  std::vector<std::string> addresses;
+  for (int r = 0; r < nranks; ++r) {
+    listeners.push_back(std::make_unique<TcpListener>("127.0.0.1"));
+    addresses.push_back(listeners.back()->address());
+  }
+  std::vector<Links> links(nranks);
+  std::vector<std::string> failures(nranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < nranks; ++r) {
+    threads.emplace_back([&, r] {
+      std::vector<int> peers;
+      for (int p = 0; p < nranks; ++p) {
+        if (p != r) peers.push_back(p);
+      }
+      try {
+        links[r] = connectTcpLinks(*listeners[r], r, peers, addresses, tags[r], config,
+                                   Deadline::after(timeout), nullptr);
+      } catch (const Error& e) {
+        failures[r] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (errors != nullptr) {
+    *errors = failures;
+  } else {
+    for (int r = 0; r < nranks; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
+  }
+  return links;
+}
+
+uint8_t byteOf(int from, int to, int index, size_t i) {
+  return static_cast<uint8_t>(from * 131 + to * 31 + index * 7 + i * 13 + (i >> 8));
+}
+
+// Sizes cover empty, tiny, odd, striped and full-slot messages.
+size_t sizeOf(int index, size_t slotBytes) {
+  const size_t sizes[] = {0, 1, 7, 1023, 65537, slotBytes, 200001 % (slotBytes + 1), 3};
+  return sizes[index % 8];
+}
+
+void waitIdle(const Links& links) {
+  std::vector<pollfd> fds;
+  for (const auto& l : links) fds.push_back({l->pollFd(), POLLIN, 0});
+  ::poll(fds.data(), fds.size(), 5);
+}
+
+// Every rank sends `count` messages to every peer and receives as many,
+// interleaved, checking each byte.
+void exchange(int me, Links& links, int count, size_t slotBytes) {
+  std::vector<int> sent(links.size(), 0);
+  std::vector<int> received(links.size(), 0);
+  const Deadline deadline = Deadline::after(30s);
+  for (;;) {
+    bool done = true;
+    bool moved = false;
+    for (size_t i = 0; i < links.size(); ++i) {
+      Link& link = *links[i];
+      const int peer = link.peer();
+      moved |= link.progress();
+      if (sent[i] < count) {
+        const size_t size = sizeOf(sent[i], slotBytes);
+        if (auto* slot = static_cast<uint8_t*>(link.trySendSlot(size))) {
+          for (size_t b = 0; b < size; ++b) slot[b] = byteOf(me, peer, sent[i], b);
+          link.commitSend(size);
+          ++sent[i];
+          moved = true;
+        }
+      }
+      if (received[i] < count) {
+        const size_t size = sizeOf(received[i], slotBytes);
+        if (auto* data = static_cast<const uint8_t*>(link.tryRecv(size))) {
+          for (size_t b = 0; b < size; ++b) {
+            if (data[b] != byteOf(peer, me, received[i], b)) {
+              FAIL() << "rank " << me << " from " << peer << " message " << received[i] << " byte "
+                     << b;
+            }
+          }
+          link.releaseRecv();
+          ++received[i];
+          moved = true;
+        }
+      }
+      done &= sent[i] == count && received[i] == count && link.sendsDrained();
+    }
+    if (done) return;
+    ASSERT_FALSE(deadline.expired()) << "rank " << me << " stuck";
+    if (!moved) waitIdle(links);
+  }
+}
+
+struct Shape {
+  int nranks;
+  int sockets;
+};
+
+class TcpExchange : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(TcpExchange, ManyMessagesBothDirections) {
+  TcpConfig config;
+  config.slotBytes = 256 * 1024;
+  config.slots = 4;
+  config.socketsPerPeer = GetParam().sockets;
+  const int nranks = GetParam().nranks;
+  auto links = connectAll(nranks, config, std::vector<uint64_t>(nranks, 0xabc));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < nranks; ++r) {
+    ASSERT_EQ(links[r].size(), static_cast<size_t>(nranks - 1));
+    threads.emplace_back([&, r] { exchange(r, links[r], 40, config.slotBytes); });
+  }
+  for (auto& t : threads) t.join();
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, TcpExchange,
+                         ::testing::Values(Shape{2, 1}, Shape{2, 3}, Shape{4, 1}, Shape{4, 2}));
+
+// Both ranks commit a full FIFO of large messages and wait until their sends
+// drain before receiving anything. 24 MiB per direction is more than the
+// kernel's socket buffers hold (4 MiB each way at most), so this completes
+// only because progress() reads ahead into the receive slots.
+TEST(TcpLink, SendsDrainWhileBothSidesSend) {
+  TcpConfig config;
+  config.slotBytes = 8 << 20;
+  config.slots = 3;
+  config.socketsPerPeer = 2;
+  auto links = connectAll(2, config, {7, 7});
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      Link& link = *links[r][0];
+      for (int m = 0; m < config.slots; ++m) {
+        auto* slot = static_cast<uint8_t*>(link.trySendSlot(config.slotBytes));
+        ASSERT_NE(slot, nullptr);  // at most `slots` messages are outstanding
+        for (size_t b = 0; b < config.slotBytes; ++b) slot[b] = byteOf(r, 1 - r, m, b);
+        link.commitSend(config.slotBytes);
+      }
+      const Deadline deadline = Deadline::after(10s);
+      while (!link.sendsDrained()) {
+        ASSERT_FALSE(deadline.expired()) << "rank " << r << " could not drain its sends";
+        if (!link.progress()) waitIdle(links[r]);
+      }
+      for (int m = 0; m < config.slots; ++m) {
+        const uint8_t* data = nullptr;
+        while ((data = static_cast<const uint8_t*>(link.tryRecv(config.slotBytes))) == nullptr) {
+          ASSERT_FALSE(deadline.expired());
+          if (!link.progress()) waitIdle(links[r]);
+        }
+        for (size_t b = 0; b < config.slotBytes; b += 4099) {
+          ASSERT_EQ(data[b], byteOf(1 - r, r, m, b));
+        }
+        link.releaseRecv();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+TEST(TcpLink, SizeMismatchIsRemoteError) {
+  TcpConfig config;
+  config.socketsPerPeer = 1;
+  auto links = connectAll(2, config, {1, 1});
+  std::memset(links[0][0]->trySendSlot(10), 1, 10);
+  links[0][0]->commitSend(10);
+  const Deadline deadline = Deadline::after(5s);
+  try {
+    while (links[1][0]->tryRecv(11) == nullptr) {
+      ASSERT_FALSE(deadline.expired());
+      links[1][0]->progress();
+      waitIdle(links[1]);
+    }
+    ADD_FAILURE() << "mismatch not detected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::RemoteError);
+    EXPECT_NE(std::string(e.what()).find("expected 11 bytes, peer sent 10"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TcpLink, PeerClosingIsRemoteError) {
+  TcpConfig config;
+  auto links = connectAll(2, config, {2, 2});
+  links[1].clear();  // rank 1 goes away
+  Link& link = *links[0][0];
+  const Deadline deadline = Deadline::after(5s);
+  try {
+    for (;;) {
+      ASSERT_FALSE(deadline.expired()) << "closed peer not noticed";
+      link.progress();
+      if (link.tryRecv(8) != nullptr) break;
+      waitIdle(links[0]);
+    }
+    ADD_FAILURE() << "received from a closed peer";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::RemoteError);
+    EXPECT_NE(std::string(e.what()).find("tcp link to rank 1 closed"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TcpLink, PollFdWakesWhenDataArrives) {
+  TcpConfig config;
+  auto links = connectAll(2, config, {3, 3});
+  pollfd idle{links[1][0]->pollFd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&idle, 1, 50), 0);  // nothing to do: not readable
+  std::memset(links[0][0]->trySendSlot(100), 5, 100);
+  links[0][0]->commitSend(100);
+  pollfd ready{links[1][0]->pollFd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&ready, 1, 2000), 1);
+  links[1][0]->progress();
+  const auto* data = static_cast<const uint8_t*>(links[1][0]->tryRecv(100));
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(data[99], 5);
+}
+
+TEST(TcpLink, WrongCommTagIsRefused) {
+  TcpConfig config;
+  std::vector<std::string> errors;
+  const auto start = std::chrono::steady_clock::now();
+  connectAll(2, config, {0x111, 0x222}, &errors, 1500ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_NE(errors[0].find("refused the handshake"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("timed out waiting for ranks 0"), std::string::npos) << errors[1];
+}
+
+TEST(TcpLink, InvalidPeersAndConfigRejected) {
+  TcpListener listener("127.0.0.1");
+  TcpConfig config;
+  const std::vector<std::string> addresses{listener.address(), listener.address()};
+  EXPECT_THROW(
+      connectTcpLinks(listener, 0, {0}, addresses, 1, config, Deadline::after(1s), nullptr), Error);
+  EXPECT_THROW(
+      connectTcpLinks(listener, 0, {2}, addresses, 1, config, Deadline::after(1s), nullptr), Error);
+  config.slots = 0;
+  EXPECT_THROW(
+      connectTcpLinks(listener, 0, {1}, addresses, 1, config, Deadline::after(1s), nullptr), Error);
+}
+
+}  // namespace
+}  // namespace loom

@@ -1,0 +1,60 @@
+// Command-line parsing with CLI11. Everything from the first positional
+// argument on belongs to the launched program, so `loomrun -n 2 sh -c 'x'`
+// never mistakes the program's own flags for loomrun's.
+#include "options.h"
+
+#include <CLI/CLI.hpp>
+
+namespace loomrun {
+
+namespace {
+constexpr const char* kUsage =
+    "usage: loomrun -n N [--tag-output] [--timeout SECONDS] [--] prog [args...]";
+}  // namespace
+
+std::optional<Options> parseOptions(int argc, char** argv, int& exitCode) {
+  Options options;
+  CLI::App app{"Launch N ranks of a Loom program on this machine.", "loomrun"};
+  // Stop at the first positional: the rest is the program's command line.
+  app.prefix_command();
+  app.add_option("-n,--np", options.nranks, "number of ranks to start")
+      ->required()
+      ->check(CLI::Range(1, 4096));
+  app.add_flag("--tag-output", options.tagOutput,
+               "prefix every line of each rank's stdout and stderr with [rank]");
+  app.add_option("--timeout", options.timeoutSeconds,
+                 "kill every rank and exit 124 after this many seconds");
+  app.footer(
+      "Each rank gets LOOM_RANK, LOOM_WORLD_SIZE, LOOM_LOCAL_RANK, LOOM_LOCAL_SIZE and "
+      "LOOM_UNIQUE_ID. See docs/loomrun.md.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    exitCode = code == 0 ? 0 : 2;
+    return std::nullopt;
+  }
+  auto usageError = [&](const std::string& message) {
+    std::fprintf(stderr, "loomrun: %s\n%s\n", message.c_str(), kUsage);
+    exitCode = 2;
+    return std::nullopt;
+  };
+  // The upper bound keeps the deadline arithmetic far from overflow.
+  if (options.timeoutSeconds && !(*options.timeoutSeconds > 0 && *options.timeoutSeconds < 1e9)) {
+    return usageError("--timeout must be a positive number of seconds (below 1e9)");
+  }
+  options.command = app.remaining();
+  if (!options.command.empty() && options.command.front() == "--") {
+    // An explicit separator: whatever follows is the program, dashes and all.
+    options.command.erase(options.command.begin());
+  } else if (!options.command.empty() && options.command.front().starts_with("-")) {
+    // prefix_command hands unknown options over as the program; a typo such as
+    // --tag-ouput should be a usage error, not "cannot run '--tag-ouput'".
+    return usageError("unknown option '" + options.command.front() + "'");
+  }
+  if (options.command.empty()) return usageError("no program to run");
+  return options;
+}
+
+}  // namespace loomrun

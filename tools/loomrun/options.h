@@ -1,0 +1,23 @@
+// loomrun's command line: what to launch and how to supervise it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loomrun {
+
+struct Options {
+  int nranks = 0;
+  bool tagOutput = false;
+  /// Seconds before every rank is killed and loomrun exits 124; none: no limit.
+  std::optional<double> timeoutSeconds;
+  /// The program and its arguments, exactly as given after loomrun's options.
+  std::vector<std::string> command;
+};
+
+/// Parses argv. On --help or a usage error it prints the message itself and
+/// returns nullopt with `exitCode` set (0 for --help, 2 for bad usage).
+std::optional<Options> parseOptions(int argc, char** argv, int& exitCode);
+
+}  // namespace loomrun

@@ -1,0 +1,198 @@
+// connectTcpLinks: builds every link of one rank in three phases that cannot
+// deadlock however ranks interleave: (1) connect to all higher peers and send
+// the hello (the kernel completes connects from the listen backlog, so this
+// never waits on the peer's program), (2) accept and check hellos from all
+// lower peers, acknowledging each, (3) read the acks of phase 1.
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/socket.h"
+#include "transports/tcp/tcp_link.h"
+#include "transports/tcp/tcp_transport.h"
+#include "transports/tcp/tcp_wire.h"
+
+namespace loom {
+namespace {
+
+// A connection that has not sent its hello within this long is dropped.
+constexpr std::chrono::seconds kHelloTimeout{5};
+
+struct Accepted {
+  Socket sock;
+  uint8_t hello[tcp::Hello::kBytes] = {};
+  size_t have = 0;
+  Deadline helloBy = Deadline::after(kHelloTimeout);
+};
+
+void validate(int myRank, const std::vector<int>& peers, size_t worldSize,
+              const TcpConfig& config) {
+  if (config.slots < 1 || config.slotBytes < 1 || config.slotBytes > (1u << 30) ||
+      config.socketsPerPeer < 1 || config.socketsPerPeer > 64) {
+    raise(ErrorCode::InvalidArgument,
+          "tcp config out of range: slots={} (>= 1), slotBytes={} (1..1 GiB), socketsPerPeer={} "
+          "(1..64)",
+          config.slots, config.slotBytes, config.socketsPerPeer);
+  }
+  if (myRank < 0 || static_cast<size_t>(myRank) >= worldSize) {
+    raise(ErrorCode::InvalidArgument, "tcp: rank {} outside the {} peer addresses", myRank,
+          worldSize);
+  }
+  std::vector<int> sorted = peers;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] < 0 || static_cast<size_t>(sorted[i]) >= worldSize || sorted[i] == myRank ||
+        (i > 0 && sorted[i] == sorted[i - 1])) {
+      raise(ErrorCode::InvalidArgument,
+            "tcp: peer {} of rank {} is invalid (out of [0, {}), itself, or repeated)", sorted[i],
+            myRank, worldSize);
+    }
+  }
+}
+
+// Phase 2: accepts until every expected (rank, socket) pair has said hello.
+void acceptLowerPeers(TcpListener& listener, int myRank, uint64_t commTag, const TcpConfig& config,
+                      std::map<int, std::vector<Socket>>& lower, Deadline deadline,
+                      const std::atomic<bool>* abortFlag) {
+  const auto sockets = static_cast<size_t>(config.socketsPerPeer);
+  auto missing = [&] {
+    std::vector<int> ranks;
+    for (const auto& [rank, socks] : lower) {
+      if (std::any_of(socks.begin(), socks.end(), [](const Socket& s) { return !s.valid(); })) {
+        ranks.push_back(rank);
+      }
+    }
+    return ranks;
+  };
+  std::vector<Accepted> pending;
+  while (!missing().empty()) {
+    if (abortFlag != nullptr && abortFlag->load()) {
+      raise(ErrorCode::Aborted, "tcp: rank {} aborted while waiting for peers to connect", myRank);
+    }
+    if (deadline.expired()) {
+      raise(ErrorCode::RemoteError, "tcp: rank {} timed out waiting for ranks {} to connect",
+            myRank, fmt::join(missing(), ", "));
+    }
+    std::vector<pollfd> fds{{listener.fd(), POLLIN, 0}};
+    for (const auto& a : pending) fds.push_back({a.sock.fd(), POLLIN, 0});
+    const int n =
+        ::poll(fds.data(), fds.size(),
+               static_cast<int>(deadline.remaining(std::chrono::milliseconds(100)).count()));
+    if (n < 0 && errno != EINTR) raiseErrno("poll while accepting tcp links");
+    if ((fds[0].revents & POLLIN) != 0) {
+      for (;;) {
+        Socket sock(::accept4(listener.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        if (!sock.valid()) break;
+        if (pending.size() >= 4096) continue;  // a flood of strays: refuse
+        pending.push_back({std::move(sock)});
+      }
+    }
+    for (auto& a : pending) {
+      const ssize_t got =
+          ::recv(a.sock.fd(), a.hello + a.have, sizeof(a.hello) - a.have, MSG_DONTWAIT);
+      if (got > 0) a.have += static_cast<size_t>(got);
+      if ((got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) ||
+          (a.have < sizeof(a.hello) && a.helloBy.expired())) {
+        LOOM_WARN("tcp: rank {} dropping a connection that sent no complete hello", myRank);
+        a.sock.reset();
+        continue;
+      }
+      if (a.have < sizeof(a.hello)) continue;
+      tcp::Hello hello;
+      std::string why;
+      if (!hello.decode(a.hello)) {
+        why = "not a Loom tcp hello";
+      } else if (hello.commTag != commTag) {
+        why = fmt::format("communicator tag {:016x}, expected {:016x}", hello.commTag, commTag);
+      } else if (lower.count(static_cast<int>(hello.rank)) == 0 || hello.rank > 1u << 30) {
+        why = fmt::format("rank {} is not a lower peer of rank {}", hello.rank, myRank);
+      } else if (hello.socketsPerPeer != sockets || hello.socketIndex >= sockets ||
+                 hello.slotBytes != config.slotBytes) {
+        why = fmt::format("socket {} of {} with {} byte slots; expected {} sockets, {} byte slots",
+                          hello.socketIndex, hello.socketsPerPeer, hello.slotBytes, sockets,
+                          config.slotBytes);
+      } else if (lower[hello.rank][hello.socketIndex].valid()) {
+        why = fmt::format("rank {} socket {} connected twice", hello.rank, hello.socketIndex);
+      }
+      if (!why.empty()) {
+        LOOM_WARN("tcp: rank {} refusing a connection: {}", myRank, why);
+        a.sock.reset();
+        continue;
+      }
+      uint8_t ack[tcp::Ack::kBytes];
+      tcp::Ack{commTag, static_cast<uint32_t>(myRank)}.encode(ack);
+      sendAll(a.sock.fd(), ack, sizeof(ack), deadline, abortFlag,
+              fmt::format("rank {} (tcp handshake)", hello.rank));
+      lower[hello.rank][hello.socketIndex] = std::move(a.sock);
+    }
+    std::erase_if(pending, [](const Accepted& a) { return !a.sock.valid(); });
+  }
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int myRank,
+                                                   const std::vector<int>& peers,
+                                                   const std::vector<std::string>& peerAddresses,
+                                                   uint64_t commTag, const TcpConfig& config,
+                                                   Deadline deadline,
+                                                   const std::atomic<bool>* abortFlag) {
+  validate(myRank, peers, peerAddresses.size(), config);
+  const auto sockets = static_cast<size_t>(config.socketsPerPeer);
+  std::map<int, std::vector<Socket>> higher;
+  std::map<int, std::vector<Socket>> lower;
+  for (int p : peers) (p > myRank ? higher : lower)[p].resize(sockets);
+
+  // Phase 1: connect and say hello.
+  for (auto& [p, socks] : higher) {
+    const SocketAddress address = SocketAddress::parse(peerAddresses[p]);
+    for (size_t s = 0; s < sockets; ++s) {
+      socks[s] = connectWithRetry(address, deadline, abortFlag);
+      uint8_t hello[tcp::Hello::kBytes];
+      tcp::Hello{commTag, static_cast<uint32_t>(myRank), static_cast<uint32_t>(s),
+                 static_cast<uint32_t>(sockets), static_cast<uint32_t>(config.slotBytes)}
+          .encode(hello);
+      sendAll(socks[s].fd(), hello, sizeof(hello), deadline, abortFlag,
+              fmt::format("rank {} at {}", p, peerAddresses[p]));
+    }
+  }
+  // Phase 2: accept from lower peers.
+  acceptLowerPeers(listener, myRank, commTag, config, lower, deadline, abortFlag);
+  // Phase 3: the higher peers' acks.
+  for (auto& [p, socks] : higher) {
+    for (auto& sock : socks) {
+      uint8_t bytes[tcp::Ack::kBytes];
+      const std::string who = fmt::format("rank {} at {}", p, peerAddresses[p]);
+      try {
+        recvAll(sock.fd(), bytes, sizeof(bytes), deadline, abortFlag, who);
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::RemoteError) throw;
+        raise(ErrorCode::RemoteError,
+              "tcp: {} refused the handshake of rank {} (different communicator tag or config?): "
+              "{}",
+              who, myRank, e.what());
+      }
+      tcp::Ack ack;
+      if (!ack.decode(bytes) || ack.commTag != commTag || ack.rank != static_cast<uint32_t>(p)) {
+        raise(ErrorCode::RemoteError, "tcp: {} answered the handshake of rank {} wrongly", who,
+              myRank);
+      }
+    }
+  }
+
+  std::vector<std::unique_ptr<Link>> links;
+  links.reserve(peers.size());
+  for (int p : peers) {
+    auto& socks = p > myRank ? higher[p] : lower[p];
+    links.push_back(std::make_unique<TcpLink>(p, std::move(socks), config));
+  }
+  LOOM_INFO("tcp: rank {} connected {} links ({} sockets each)", myRank, links.size(), sockets);
+  return links;
+}
+
+}  // namespace loom
