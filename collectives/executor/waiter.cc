@@ -72,7 +72,9 @@ void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor)
     if (idleMicros < 2000) sched_yield();
     return;
   }
-  if (idleMicros < 4 * policy_.spinMicros + 200) {
+  // Yielding lets a peer that shares this core run at once (ranks often
+  // outnumber cores), yet notices its answer within microseconds otherwise.
+  if (idleMicros < policy_.yieldMicros) {
     sched_yield();
     return;
   }

@@ -20,7 +20,8 @@ struct WaitPolicy {
   Doorbell* doorbell = nullptr;            // the rank's own doorbell (shm peers ring it)
   const std::atomic<bool>* abortFlag = nullptr;
   std::chrono::milliseconds timeout{300000};
-  long spinMicros = 50;
+  long spinMicros = 5;     // pure spinning first
+  long yieldMicros = 1000;  // then yield the core, then sleep on the doorbell
   std::vector<Link*> networkLinks;  // links needing progress() and poll()
 };
 

@@ -33,7 +33,8 @@ CommConfig CommConfig::fromEnvironment() {
   c.algorithm = parseAlgorithm();
   c.transport = parseTransport();
   c.check = envFlag("LOOM_CHECK", false);
-  c.spinMicros = envInt("LOOM_SPIN_US", 50, 0, 1000000);
+  c.spinMicros = envInt("LOOM_SPIN_US", 5, 0, 1000000);
+  c.yieldMicros = envInt("LOOM_YIELD_US", 1000, 0, 10000000);
   c.shm.slotBytes = envBytes("LOOM_SHM_SLOT_BYTES", 256 << 10, 4 << 10, 64 << 20);
   c.shm.slots = envInt("LOOM_SHM_SLOTS", 4, 2, kMaxShmSlots);
   c.shm.arenaBytes = envBytes("LOOM_DIRECT_BYTES", 1 << 20, 4 << 10, 1ULL << 30);

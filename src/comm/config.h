@@ -19,7 +19,8 @@ struct CommConfig {
   std::optional<Algorithm> algorithm;          // LOOM_ALGO
   TransportChoice transport = TransportChoice::Auto;  // LOOM_TRANSPORT
   bool check = false;                                  // LOOM_CHECK
-  long spinMicros = 50;                                // LOOM_SPIN_US
+  long spinMicros = 5;                                 // LOOM_SPIN_US
+  long yieldMicros = 1000;                             // LOOM_YIELD_US
   ShmConfig shm;            // LOOM_SHM_SLOT_BYTES, LOOM_SHM_SLOTS, LOOM_DIRECT_BYTES
   TcpConfig tcp;            // LOOM_TCP_SLOT_BYTES, LOOM_TCP_SLOTS, LOOM_TCP_SOCKETS
   size_t directMaxBytes = SIZE_MAX;  // LOOM_DIRECT_MAX: largest message for the direct algorithm

@@ -16,6 +16,7 @@ WaitPolicy waitPolicy(Comm& comm) {
   p.abortFlag = &comm.aborted;
   p.timeout = comm.config.timeout;
   p.spinMicros = comm.config.spinMicros;
+  p.yieldMicros = comm.config.yieldMicros;
   p.networkLinks = comm.networkLinks;
   return p;
 }
@@ -36,8 +37,10 @@ bool isInPlace(const Comm& comm, const Operation& op) {
   const size_t blockBytes = op.count * dataTypeSize(op.type);
   switch (op.collective) {
     case Collective::AllGather:
+    case Collective::Gather:
       return r != nullptr && s == r + static_cast<size_t>(comm.rank) * blockBytes;
     case Collective::ReduceScatter:
+    case Collective::Scatter:
       return s != nullptr && r == s + static_cast<size_t>(comm.rank) * blockBytes;
     default:
       return s == r && s != nullptr;

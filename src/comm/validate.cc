@@ -59,12 +59,11 @@ void validateOperation(const Comm& comm, const Operation& op) {
     const auto* s = static_cast<const char*>(op.send);
     const auto* r = static_cast<const char*>(op.recv);
     bool inPlaceLayout = s == r;
-    if (op.collective == Collective::AllGather) {
+    if (op.collective == Collective::AllGather || op.collective == Collective::Gather) {
       inPlaceLayout = s == r + static_cast<size_t>(comm.rank) * op.count * es;
-    } else if (op.collective == Collective::ReduceScatter) {
+    } else if (op.collective == Collective::ReduceScatter || op.collective == Collective::Scatter) {
       inPlaceLayout = r == s + static_cast<size_t>(comm.rank) * op.count * es;
-    } else if (op.collective == Collective::AllToAll || op.collective == Collective::Gather ||
-               op.collective == Collective::Scatter) {
+    } else if (op.collective == Collective::AllToAll) {
       inPlaceLayout = false;
     }
     if (!inPlaceLayout) {

@@ -328,6 +328,40 @@ TEST(BadInput, NullBuffersWithCountZeroSucceed) {
   EXPECT_EQ(failures(results), "");
 }
 
+// Buffers a rank does not use (root-only ones on other ranks) may be NULL even
+// with a non-zero count, as in NCCL.
+TEST(BadInput, UnusedNonRootBuffersMayBeNull) {
+  RunOptions options;
+  options.nranks = 3;
+  const auto results = runRanks(options, [](int rank, int n, loomComm_t c) {
+    RankOutcome out;
+    constexpr int kRoot = 1;
+    const bool root = rank == kRoot;
+    std::vector<float> send(n * 4, static_cast<float>(rank));
+    std::vector<float> recv(n * 4, -1.0f);
+    auto expectOk = [&](const char* what, loomResult_t rc) {
+      if (rc != loomSuccess) {
+        out.error += std::string(what) + " returned " + loomGetErrorString(rc) + ": " +
+                     loomGetLastError(c) + "\n";
+      }
+    };
+    expectOk("Broadcast", loomBroadcast(root ? send.data() : nullptr, recv.data(), 4, loomFloat32,
+                                        kRoot, c, nullptr));
+    if (recv[3] != kRoot) out.error += "Broadcast result " + std::to_string(recv[3]) + "\n";
+    expectOk("Reduce", loomReduce(send.data(), root ? recv.data() : nullptr, 4, loomFloat32,
+                                  loomSum, kRoot, c, nullptr));
+    if (root && recv[3] != n * (n - 1) / 2) out.error += "Reduce result\n";
+    expectOk("Gather", loomGather(send.data(), root ? recv.data() : nullptr, 4, loomFloat32, kRoot,
+                                  c, nullptr));
+    if (root && recv[4 * (n - 1)] != n - 1) out.error += "Gather result\n";
+    expectOk("Scatter", loomScatter(root ? send.data() : nullptr, recv.data(), 4, loomFloat32,
+                                    kRoot, c, nullptr));
+    if (recv[0] != kRoot) out.error += "Scatter result\n";
+    return out;
+  });
+  EXPECT_EQ(failures(results), "");
+}
+
 TEST(BadInput, InitRankArguments) {
   ScopedEnv env({{"LOOM_TIMEOUT", "5"}});
   loomUniqueId id;
