@@ -43,7 +43,8 @@ bool hasRoot(Coll coll) {
 
 bool hasInPlace(Coll coll) {
   return coll == Coll::AllReduce || coll == Coll::AllGather || coll == Coll::ReduceScatter ||
-         coll == Coll::Broadcast || coll == Coll::Reduce;
+         coll == Coll::Broadcast || coll == Coll::Reduce || coll == Coll::Gather ||
+         coll == Coll::Scatter;
 }
 
 std::string caseName(const Case& c) {
@@ -265,9 +266,9 @@ std::pair<size_t, size_t> bufferElems(const Case& c, int nranks) {
     case Coll::AllToAll:
       return {n * k, n * k};
     case Coll::Gather:
-      return {k, n * k};
+      return c.inPlace ? std::pair<size_t, size_t>{n * k, 0} : std::pair<size_t, size_t>{k, n * k};
     case Coll::Scatter:
-      return {n * k, k};
+      return {n * k, c.inPlace ? 0 : k};
     case Coll::SendRecv:
       return {k, 2 * k};
   }
@@ -324,15 +325,23 @@ CaseResult runCase(const Case& c, int rank, int nranks, loomComm_t comm) {
       for (int j = 0; j < nranks; ++j) out.push_back(inputRegion(c, j, rank * k, k, j * k));
       break;
     case Coll::Gather:
-      put(a, 0, inputOf(c, rank, 0, k), es);
+      // In place (every rank passes the layout; only the root's recvbuff is
+      // used): sendbuff is block `rank` of recvbuff.
+      if (c.inPlace) {
+        put(a, rank * k, inputOf(c, rank, 0, k), es);
+        send = a.data() + rank * k * es;
+      } else {
+        put(a, 0, inputOf(c, rank, 0, k), es);
+      }
       if (isRoot) {
         for (int j = 0; j < nranks; ++j) out.push_back(inputRegion(c, j, 0, k, j * k));
       }
       break;
     case Coll::Scatter:
       // Non-roots pass a valid sendbuff too; it must be ignored, not read or written.
+      // In place, recvbuff is block `rank` of this rank's sendbuff.
       put(a, 0, inputOf(c, rank, 0, n * k), es);
-      out.push_back(inputRegion(c, c.root, rank * k, k, 0));
+      out.push_back(inputRegion(c, c.root, rank * k, k, c.inPlace ? rank * k : 0));
       break;
     case Coll::SendRecv:
       put(a, 0, inputOf(c, rank, 0, k), es);
@@ -340,9 +349,13 @@ CaseResult runCase(const Case& c, int rank, int nranks, loomComm_t comm) {
       out.push_back(inputRegion(c, (rank + 1) % nranks, 0, k, k));
       break;
   }
-  // The C API's in-place layouts: reduce-scatter writes into its own block of
-  // sendbuff; every other in-place call passes one buffer as recvbuff.
-  if (c.inPlace) recv = c.coll == Coll::ReduceScatter ? a.data() + rank * k * es : a.data();
+  // The C API's in-place layouts: reduce-scatter and scatter write into the
+  // rank's own block of sendbuff; every other in-place call passes the whole
+  // buffer as recvbuff.
+  if (c.inPlace) {
+    const bool intoBlock = c.coll == Coll::ReduceScatter || c.coll == Coll::Scatter;
+    recv = intoBlock ? a.data() + rank * k * es : a.data();
+  }
 
   const std::vector<unsigned char> aBefore(a.data(), a.data() + a.bytes());
   const std::vector<unsigned char> bBefore(b.data(), b.data() + b.bytes());

@@ -28,7 +28,8 @@ enum class Coll {
 const char* collName(Coll coll);
 bool isReducing(Coll coll);
 bool hasRoot(Coll coll);
-/// Collectives with a C API in-place layout.
+/// Collectives with a C API in-place layout (gather and scatter: the root's
+/// recvbuff/sendbuff holds the other buffer as block `rank`).
 bool hasInPlace(Coll coll);
 
 struct Case {

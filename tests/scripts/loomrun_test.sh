@@ -101,12 +101,18 @@ grep -q "loomrun: rank 2 killed by signal 9" "$work/err" || fail "SIGKILL: no me
 expect_no_orphans "killed rank"
 
 # --- a rank that ignores SIGTERM is killed after the grace period ------------
+# Rank 0 fails only once rank 1 ignores SIGTERM (else SIGTERM could win the race).
 start=$(now_ms)
 timeout 60 "$LOOMRUN" -n 2 sh -c \
-  'trap "" TERM; if [ "$LOOM_RANK" = 0 ]; then exit 4; fi; '"$sleeper"' 100; '"$sleeper"' 100' \
-  2>/dev/null
+  'trap "" TERM
+   if [ "$LOOM_RANK" = 0 ]; then
+     while [ ! -e "$0/ignoring" ]; do sleep 0.05; done
+     exit 4
+   fi
+   touch "$0/ignoring"; "$0/sleeper" 100; "$0/sleeper" 100' "$work" 2>/dev/null
 rc=$?
 [ "$rc" = 4 ] || fail "TERM-ignoring rank: loomrun returned $rc"
+(($(now_ms) - start >= 4500)) || fail "TERM-ignoring rank: killed before the grace period"
 (($(now_ms) - start < 12000)) || fail "TERM-ignoring rank was not SIGKILLed"
 expect_no_orphans "term grace"
 

@@ -1,8 +1,11 @@
 #include "line_tagger.h"
 
+#include <fmt/format.h>
+
 namespace loomrun {
 
-LineTagger::LineTagger(int rank) : prefix_("[" + std::to_string(rank) + "] ") {}
+// fmt, not "[" + std::to_string(): g++ 12 -O3 warns falsely (-Wrestrict) on that.
+LineTagger::LineTagger(int rank) : prefix_(fmt::format("[{}] ", rank)) {}
 
 void LineTagger::appendLine(std::string& out, std::string_view line) const {
   out += prefix_;
