@@ -8,17 +8,15 @@
 
 namespace loom {
 
-DirectExecutor::DirectExecutor(ShmDomain& shm, int rank, int nranks, uint64_t& round,
-                               Waiter& waiter, size_t oneShotBytes)
-    : shm_(shm),
+DirectExecutor::DirectExecutor(std::span<const ArenaView> arenas, int rank, size_t arenaBytes,
+                               uint64_t& round, Waiter& waiter, size_t oneShotBytes)
+    : arenas_(arenas),
       rank_(rank),
-      nranks_(nranks),
+      nranks_(static_cast<int>(arenas.size())),
+      arenaBytes_(arenaBytes),
       round_(round),
       waiter_(waiter),
-      oneShotBytes_(oneShotBytes) {
-  arenas_.reserve(static_cast<size_t>(nranks));
-  for (int r = 0; r < nranks; ++r) arenas_.push_back(shm.arena(r));
-}
+      oneShotBytes_(oneShotBytes) {}
 
 namespace {
 
@@ -36,12 +34,30 @@ void waitFor(Waiter& waiter, Ready ready, int rank, uint64_t round, const char* 
 
 }  // namespace
 
+namespace {
+
+/// The last round `view`'s rank published, by either the region path or the
+/// small-slot path (a rank publishes each round on exactly one of them).
+uint64_t publishedRound(const ArenaView& view) {
+  const SegmentHeader& h = *view.header;
+  return std::max({h.inputSeq.load(std::memory_order_acquire),
+                   h.small[0].round.load(std::memory_order_acquire),
+                   h.small[1].round.load(std::memory_order_acquire)});
+}
+
+}  // namespace
+
 int DirectExecutor::beginRound() {
   ++round_;
+  const uint64_t previous = round_ - 1;
   for (int r = 0; r < nranks_; ++r) {
-    auto& seq = arenas_[r].header->inputSeq;
-    waitFor(waiter_, [&] { return seq.load(std::memory_order_acquire) + 1 >= round_; }, r,
-            round_ - 1, "input");
+    // Fast path: the small slot of the previous round is usually where the
+    // peer published it, and that line is already in our cache.
+    if (arenas_[r].header->small[previous & 1].round.load(std::memory_order_acquire) >= previous) {
+      continue;
+    }
+    waitFor(
+        waiter_, [&] { return publishedRound(arenas_[r]) >= previous; }, r, previous, "input");
   }
   return static_cast<int>(round_ & 1);
 }
@@ -62,8 +78,8 @@ void DirectExecutor::publishOutput() {
 
 void DirectExecutor::waitInput(int r) {
   auto& seq = arenas_[r].header->inputSeq;
-  waitFor(waiter_, [&] { return seq.load(std::memory_order_acquire) >= round_; }, r, round_,
-          "input");
+  waitFor(
+      waiter_, [&] { return seq.load(std::memory_order_acquire) >= round_; }, r, round_, "input");
 }
 
 void DirectExecutor::waitAllInputs() {
@@ -73,8 +89,9 @@ void DirectExecutor::waitAllInputs() {
 void DirectExecutor::waitAllOutputs() {
   for (int r = 0; r < nranks_; ++r) {
     auto& seq = arenas_[r].header->outputSeq;
-    waitFor(waiter_, [&] { return seq.load(std::memory_order_acquire) >= round_; }, r, round_,
-            "result");
+    waitFor(
+        waiter_, [&] { return seq.load(std::memory_order_acquire) >= round_; }, r, round_,
+        "result");
   }
 }
 
@@ -85,6 +102,29 @@ void DirectExecutor::reduceAll(char* out, size_t at, size_t count, const ReduceC
   if (rc.finalize != nullptr) rc.finalize(out, count, rc.nranks);
 }
 
+void DirectExecutor::allReduceSmall(const char* in, char* out, size_t count, size_t es,
+                                    const ReduceContext& rc) {
+  const int p = beginRound();
+  SmallSlot& mine = arenas_[rank_].header->small[p];
+  std::memcpy(mine.data, in, count * es);
+  mine.round.store(round_, std::memory_order_release);
+  for (int r = 0; r < nranks_; ++r) {
+    if (r != rank_) arenas_[r].header->doorbell.ring();
+  }
+  for (int r = 0; r < nranks_; ++r) {
+    const auto& slot = arenas_[r].header->small[p];
+    waitFor(
+        waiter_, [&] { return slot.round.load(std::memory_order_acquire) >= round_; }, r, round_,
+        "input");
+  }
+  // Staged through a local copy: `out` may alias `in`, which rank_'s slot no longer needs.
+  alignas(16) char acc[kSmallSlotBytes];
+  rc.reduce(acc, arenas_[0].header->small[p].data, arenas_[1].header->small[p].data, count);
+  for (int r = 2; r < nranks_; ++r) rc.reduce(acc, acc, arenas_[r].header->small[p].data, count);
+  if (rc.finalize != nullptr) rc.finalize(acc, count, rc.nranks);
+  std::memcpy(out, acc, count * es);
+}
+
 void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t es,
                                const ReduceContext& rc) {
   if (nranks_ == 1) {
@@ -92,7 +132,11 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     if (rc.finalize != nullptr) rc.finalize(out, count, 1);
     return;
   }
-  const size_t perRound = shm_.arenaBytes() / es;
+  if (count > 0 && count * es <= kSmallSlotBytes) {
+    allReduceSmall(in, out, count, es, rc);
+    return;
+  }
+  const size_t perRound = arenaBytes_ / es;
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const size_t bytes = n * es;
@@ -119,7 +163,7 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
 }
 
 void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t es) {
-  const size_t perRound = shm_.arenaBytes() / es;
+  const size_t perRound = arenaBytes_ / es;
   if (nranks_ == 1) {
     if (in != out) std::memmove(out, in, count * es);
     return;
@@ -143,7 +187,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
     if (rc.finalize != nullptr) rc.finalize(out, recvCount, 1);
     return;
   }
-  const size_t perRound = std::max<size_t>(1, shm_.arenaBytes() / es / nranks_);
+  const size_t perRound = std::max<size_t>(1, arenaBytes_ / es / nranks_);
   for (size_t done = 0; done < recvCount; done += perRound) {
     const size_t n = std::min(perRound, recvCount - done);
     const int p = beginRound();
@@ -160,7 +204,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
 void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t es, int root) {
   if (rank_ == root && in != out) std::memmove(out, in, count * es);
   if (nranks_ == 1) return;
-  const size_t perRound = shm_.arenaBytes() / es;
+  const size_t perRound = arenaBytes_ / es;
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();
@@ -180,7 +224,7 @@ void DirectExecutor::reduce(const char* in, char* out, size_t count, size_t es,
     if (rc.finalize != nullptr) rc.finalize(out, count, 1);
     return;
   }
-  const size_t perRound = shm_.arenaBytes() / es;
+  const size_t perRound = arenaBytes_ / es;
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "collectives/executor/step_executor.h"
 #include "collectives/executor/waiter.h"
@@ -23,9 +24,10 @@ namespace loom {
 
 class DirectExecutor {
  public:
-  /// `round` is the communicator's direct round counter (same on all ranks).
-  DirectExecutor(ShmDomain& shm, int rank, int nranks, uint64_t& round, Waiter& waiter,
-                 size_t oneShotBytes);
+  /// `arenas`: every rank's arena, indexed by rank; `round`: the communicator's
+  /// direct round counter (same on all ranks).
+  DirectExecutor(std::span<const ArenaView> arenas, int rank, size_t arenaBytes, uint64_t& round,
+                 Waiter& waiter, size_t oneShotBytes);
 
   void allReduce(const char* in, char* out, size_t count, size_t elementSize,
                  const ReduceContext& rc);
@@ -37,6 +39,9 @@ class DirectExecutor {
               int root);
 
  private:
+  /// One round through the cache-line-sized small slots.
+  void allReduceSmall(const char* in, char* out, size_t count, size_t elementSize,
+                      const ReduceContext& rc);
   /// Starts round `round_+1`: waits until its parity's regions are free.
   int beginRound();
   void publishInput();
@@ -47,13 +52,13 @@ class DirectExecutor {
   /// out = in_0 (+) in_1 (+) ... over all ranks' input regions at byte offset `at`.
   void reduceAll(char* out, size_t at, size_t count, const ReduceContext& rc, int parity);
 
-  ShmDomain& shm_;
+  std::span<const ArenaView> arenas_;
   int rank_;
   int nranks_;
+  size_t arenaBytes_;
   uint64_t& round_;
   Waiter& waiter_;
   size_t oneShotBytes_;
-  std::vector<ArenaView> arenas_;
 };
 
 }  // namespace loom

@@ -47,9 +47,12 @@ namespace {
 
 const char* bufferAt(const PlanBuffers& b, BufferRef ref, size_t elementSize) {
   switch (ref.buffer) {
-    case BufferId::Input: return b.input + ref.offset * elementSize;
-    case BufferId::Output: return b.output + ref.offset * elementSize;
-    case BufferId::Scratch: return b.scratch + ref.offset * elementSize;
+    case BufferId::Input:
+      return b.input + ref.offset * elementSize;
+    case BufferId::Output:
+      return b.output + ref.offset * elementSize;
+    case BufferId::Scratch:
+      return b.scratch + ref.offset * elementSize;
   }
   return nullptr;
 }
@@ -158,13 +161,13 @@ std::string StepExecutor::describeWaits(std::span<const Cursor> cursors) const {
     const Step& s = *c.steps[c.stepIndex];
     if (!out.empty()) out += "; ";
     const bool receives = s.kind != StepKind::Send && s.kind != StepKind::Copy;
-    const bool sends = s.kind != StepKind::Recv && s.kind != StepKind::RecvReduce &&
-                       s.kind != StepKind::Copy;
+    const bool sends =
+        s.kind != StepKind::Recv && s.kind != StepKind::RecvReduce && s.kind != StepKind::Copy;
     if (receives) out += fmt::format("data from rank {}", s.recvPeer);
     if (receives && sends) out += " or ";
     if (sends) out += fmt::format("room to send to rank {}", s.sendPeer);
-    out += fmt::format(" (step {} of {}, slice {} of {})", c.stepIndex, c.steps.size(),
-                       c.iteration, c.iterations);
+    out += fmt::format(" (step {} of {}, slice {} of {})", c.stepIndex, c.steps.size(), c.iteration,
+                       c.iterations);
   }
   return out.empty() ? "network sends to drain" : out;
 }

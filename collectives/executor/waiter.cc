@@ -19,13 +19,19 @@ inline void cpuRelax() {
 
 }  // namespace
 
-Waiter::Waiter(const WaitPolicy& policy, std::string operation)
-    : policy_(policy),
-      operation_(std::move(operation)),
-      deadline_(Deadline::after(policy.timeout)) {}
+std::string OperationLabel::toString() const {
+  if (group) return fmt::format("send/recv group of {} transfers", count);
+  return fmt::format("{} #{} ({} x {}, {})", loom::toString(collective), sequence, count,
+                     dataTypeName(type), loom::toString(algorithm));
+}
 
-uint32_t Waiter::snapshot() const {
-  return policy_.doorbell != nullptr ? policy_.doorbell->snapshot() : 0;
+Waiter::Waiter(const WaitPolicy& policy, const OperationLabel& label)
+    : policy_(policy), label_(label), deadline_(Deadline::after(policy.timeout)) {}
+
+uint32_t Waiter::snapshot() {
+  if (!sleepNext_ || policy_.doorbell == nullptr) return 0;
+  armed_ = true;
+  return policy_.doorbell->arm();
 }
 
 bool Waiter::progressNetwork() {
@@ -36,7 +42,7 @@ bool Waiter::progressNetwork() {
 
 void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor) {
   if (policy_.abortFlag != nullptr && policy_.abortFlag->load(std::memory_order_acquire)) {
-    raise(ErrorCode::Aborted, "{} aborted (loomCommAbort) while waiting for {}", operation_,
+    raise(ErrorCode::Aborted, "{} aborted (loomCommAbort) while waiting for {}", operation(),
           waitingFor());
   }
   const auto now = std::chrono::steady_clock::now();
@@ -46,16 +52,16 @@ void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor)
   }
   if (now >= deadline_.at()) {
     const std::string what = waitingFor();
-    LOOM_WARN("{}: no progress for {} s, waiting for {}", operation_,
+    LOOM_WARN("{}: no progress for {} s, waiting for {}", operation(),
               std::chrono::duration_cast<std::chrono::seconds>(policy_.timeout).count(), what);
     raise(ErrorCode::RemoteError, "{} timed out after {} s (LOOM_TIMEOUT) waiting for {}",
-          operation_, std::chrono::duration_cast<std::chrono::seconds>(policy_.timeout).count(),
+          operation(), std::chrono::duration_cast<std::chrono::seconds>(policy_.timeout).count(),
           what);
   }
   const auto idleMicros =
       std::chrono::duration_cast<std::chrono::microseconds>(now - idleSince_).count();
   if (idleMicros < policy_.spinMicros) {
-    for (int i = 0; i < 16; ++i) cpuRelax();
+    cpuRelax();  // one pause: on recent x86 it lasts ~140 cycles already
     return;
   }
   if (!policy_.networkLinks.empty()) {
@@ -65,8 +71,8 @@ void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor)
     fds.reserve(policy_.networkLinks.size());
     for (Link* link : policy_.networkLinks) {
       if (link->pollFd() < 0) continue;
-      fds.push_back({link->pollFd(),
-                     static_cast<short>(POLLIN | (link->wantsWrite() ? POLLOUT : 0)), 0});
+      fds.push_back(
+          {link->pollFd(), static_cast<short>(POLLIN | (link->wantsWrite() ? POLLOUT : 0)), 0});
     }
     poll(fds.data(), fds.size(), idleMicros < 2000 ? 0 : 1);
     if (idleMicros < 2000) sched_yield();
@@ -74,15 +80,16 @@ void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor)
   }
   // Yielding lets a peer that shares this core run at once (ranks often
   // outnumber cores), yet notices its answer within microseconds otherwise.
-  if (idleMicros < policy_.yieldMicros) {
+  if (idleMicros < policy_.yieldMicros || policy_.doorbell == nullptr) {
     sched_yield();
     return;
   }
-  if (policy_.doorbell != nullptr) {
-    policy_.doorbell->sleep(seen, 10000);
-  } else {
-    sched_yield();
+  if (!armed_) {
+    sleepNext_ = true;  // arm at the next snapshot, re-check, then sleep
+    return;
   }
+  policy_.doorbell->sleep(seen, 10000);
+  armed_ = false;
 }
 
 }  // namespace loom

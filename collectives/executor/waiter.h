@@ -10,28 +10,43 @@
 #include <string>
 #include <vector>
 
+#include "collectives/plan.h"
 #include "core/deadline.h"
 #include "core/doorbell.h"
+#include "core/types.h"
 #include "transports/link.h"
 
 namespace loom {
 
 struct WaitPolicy {
-  Doorbell* doorbell = nullptr;            // the rank's own doorbell (shm peers ring it)
+  Doorbell* doorbell = nullptr;  // the rank's own doorbell (shm peers ring it)
   const std::atomic<bool>* abortFlag = nullptr;
   std::chrono::milliseconds timeout{300000};
-  long spinMicros = 5;     // pure spinning first
-  long yieldMicros = 1000;  // then yield the core, then sleep on the doorbell
+  long spinMicros = 5;              // pure spinning first
+  long yieldMicros = 1000;          // then yield the core, then sleep on the doorbell
   std::vector<Link*> networkLinks;  // links needing progress() and poll()
+};
+
+/// What a wait belongs to, kept as plain fields and only formatted into text
+/// when an error needs it, so the common path does no string work.
+struct OperationLabel {
+  Collective collective = Collective::AllReduce;
+  Algorithm algorithm = Algorithm::Ring;
+  bool group = false;     // a wave of a group's sends and receives; count = its jobs
+  uint64_t sequence = 0;  // collectives issued on the communicator before this one
+  size_t count = 0;
+  DataType type = DataType::Float32;
+
+  std::string toString() const;
 };
 
 class Waiter {
  public:
-  /// `operation` names what runs, for error messages ("allreduce #12 of 4096 x float32").
-  Waiter(const WaitPolicy& policy, std::string operation);
+  Waiter(const WaitPolicy& policy, const OperationLabel& label);
 
-  /// Take before checking whether anything can move (see Doorbell).
-  uint32_t snapshot() const;
+  /// Take before checking whether anything can move: once the wait has spun
+  /// and yielded long enough to sleep, this arms the doorbell (see Doorbell).
+  uint32_t snapshot();
   /// Drives network links; true if any moved bytes.
   bool progressNetwork();
   /// Nothing moved since the last call to madeProgress. Spins, yields or
@@ -39,14 +54,23 @@ class Waiter {
   /// Error(Aborted) when aborted and Error(RemoteError) when the deadline passes;
   /// `waitingFor()` says which peer(s) and what for.
   void idle(uint32_t seen, const std::function<std::string()>& waitingFor);
-  void madeProgress() { idleStarted_ = false; }
-  const std::string& operation() const { return operation_; }
+  void madeProgress() {
+    idleStarted_ = false;
+    if (armed_) {
+      policy_.doorbell->disarm();
+      armed_ = false;
+    }
+    sleepNext_ = false;
+  }
+  std::string operation() const { return label_.toString(); }
 
  private:
   const WaitPolicy& policy_;
-  std::string operation_;
+  OperationLabel label_;
   Deadline deadline_;
   bool idleStarted_ = false;
+  bool sleepNext_ = false;  // the next idle() sleeps, so snapshot() arms the doorbell
+  bool armed_ = false;
   std::chrono::steady_clock::time_point idleSince_;
 };
 

@@ -120,12 +120,10 @@ loomResult_t loomReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
                                loomStream_t stream);
 /// Copies root's sendbuff into every rank's recvbuff.
 loomResult_t loomBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                           loomDataType_t datatype, int root, loomComm_t comm,
-                           loomStream_t stream);
+                           loomDataType_t datatype, int root, loomComm_t comm, loomStream_t stream);
 /// Reduces into root's recvbuff; recvbuff is not touched on other ranks.
-loomResult_t loomReduce(const void* sendbuff, void* recvbuff, size_t count,
-                        loomDataType_t datatype, loomRedOp_t op, int root, loomComm_t comm,
-                        loomStream_t stream);
+loomResult_t loomReduce(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t datatype,
+                        loomRedOp_t op, int root, loomComm_t comm, loomStream_t stream);
 /// Block j of sendbuff (count elements) goes to rank j, landing at block r of its recvbuff.
 loomResult_t loomAllToAll(const void* sendbuff, void* recvbuff, size_t count,
                           loomDataType_t datatype, loomComm_t comm, loomStream_t stream);

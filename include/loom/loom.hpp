@@ -28,22 +28,33 @@ class Exception : public std::runtime_error {
 
 inline void check(loomResult_t result) {
   if (result != loomSuccess) {
-    throw Exception(result, std::string(loomGetErrorString(result)) + ": " + loomGetLastError(nullptr));
+    throw Exception(result,
+                    std::string(loomGetErrorString(result)) + ": " + loomGetLastError(nullptr));
   }
 }
 
 /// The loomDataType_t of T, for the typed overloads.
 template <typename T>
 constexpr loomDataType_t dataTypeOf() {
-  if constexpr (std::is_same_v<T, int8_t>) return loomInt8;
-  else if constexpr (std::is_same_v<T, uint8_t>) return loomUint8;
-  else if constexpr (std::is_same_v<T, int32_t>) return loomInt32;
-  else if constexpr (std::is_same_v<T, uint32_t>) return loomUint32;
-  else if constexpr (std::is_same_v<T, int64_t>) return loomInt64;
-  else if constexpr (std::is_same_v<T, uint64_t>) return loomUint64;
-  else if constexpr (std::is_same_v<T, float>) return loomFloat32;
-  else if constexpr (std::is_same_v<T, double>) return loomFloat64;
-  else static_assert(sizeof(T) == 0, "no Loom data type for this T (use the raw overloads for fp16/bf16)");
+  if constexpr (std::is_same_v<T, int8_t>)
+    return loomInt8;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return loomUint8;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return loomInt32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return loomUint32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return loomInt64;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return loomUint64;
+  else if constexpr (std::is_same_v<T, float>)
+    return loomFloat32;
+  else if constexpr (std::is_same_v<T, double>)
+    return loomFloat64;
+  else
+    static_assert(sizeof(T) == 0,
+                  "no Loom data type for this T (use the raw overloads for fp16/bf16)");
 }
 
 /// Opens a group for the scope's calls; they run when it ends.
@@ -113,12 +124,14 @@ class Comm {
   template <typename T>
   void allReduce(std::span<const T> send, std::span<T> recv, loomRedOp_t op = loomSum) const {
     requireSize(recv.size(), send.size(), "allReduce");
-    check(loomAllReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(), op, comm_, nullptr));
+    check(
+        loomAllReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(), op, comm_, nullptr));
   }
   /// In place.
   template <typename T>
   void allReduce(std::span<T> data, loomRedOp_t op = loomSum) const {
-    check(loomAllReduce(data.data(), data.data(), data.size(), dataTypeOf<T>(), op, comm_, nullptr));
+    check(
+        loomAllReduce(data.data(), data.data(), data.size(), dataTypeOf<T>(), op, comm_, nullptr));
   }
   template <typename T>
   void allGather(std::span<const T> send, std::span<T> recv) const {
@@ -137,7 +150,8 @@ class Comm {
                         nullptr));
   }
   template <typename T>
-  void reduce(std::span<const T> send, std::span<T> recv, int root, loomRedOp_t op = loomSum) const {
+  void reduce(std::span<const T> send, std::span<T> recv, int root,
+              loomRedOp_t op = loomSum) const {
     check(loomReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(), op, root, comm_,
                      nullptr));
   }

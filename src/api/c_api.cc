@@ -102,16 +102,26 @@ loomResult_t loomGetVersion(int* version) {
 
 const char* loomGetErrorString(loomResult_t result) {
   switch (result) {
-    case loomSuccess: return "no error";
-    case loomUnhandledCudaError: return "unhandled CUDA error";
-    case loomSystemError: return "system error (a system call failed or memory ran out)";
-    case loomInternalError: return "internal error (a bug in Loom)";
-    case loomInvalidArgument: return "invalid argument";
-    case loomInvalidUsage: return "invalid usage (calls inconsistent across ranks or out of order)";
-    case loomRemoteError: return "remote error (a peer died, stalled or disconnected)";
-    case loomInProgress: return "operation in progress";
-    case loomAborted: return "communicator aborted";
-    default: return "unknown loomResult_t";
+    case loomSuccess:
+      return "no error";
+    case loomUnhandledCudaError:
+      return "unhandled CUDA error";
+    case loomSystemError:
+      return "system error (a system call failed or memory ran out)";
+    case loomInternalError:
+      return "internal error (a bug in Loom)";
+    case loomInvalidArgument:
+      return "invalid argument";
+    case loomInvalidUsage:
+      return "invalid usage (calls inconsistent across ranks or out of order)";
+    case loomRemoteError:
+      return "remote error (a peer died, stalled or disconnected)";
+    case loomInProgress:
+      return "operation in progress";
+    case loomAborted:
+      return "communicator aborted";
+    default:
+      return "unknown loomResult_t";
   }
 }
 
@@ -233,8 +243,7 @@ loomResult_t loomCommUserRank(const loomComm_t comm, int* rank) {
 }
 
 loomResult_t loomAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                           loomDataType_t datatype, loomRedOp_t op, loomComm_t comm,
-                           loomStream_t) {
+                           loomDataType_t datatype, loomRedOp_t op, loomComm_t comm, loomStream_t) {
   return submit("loomAllReduce", comm,
                 makeOp(Collective::AllReduce, sendbuff, recvbuff, count, datatype, op, 0));
 }
@@ -258,9 +267,8 @@ loomResult_t loomBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                 makeOp(Collective::Broadcast, sendbuff, recvbuff, count, datatype, loomSum, root));
 }
 
-loomResult_t loomReduce(const void* sendbuff, void* recvbuff, size_t count,
-                        loomDataType_t datatype, loomRedOp_t op, int root, loomComm_t comm,
-                        loomStream_t) {
+loomResult_t loomReduce(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t datatype,
+                        loomRedOp_t op, int root, loomComm_t comm, loomStream_t) {
   return submit("loomReduce", comm,
                 makeOp(Collective::Reduce, sendbuff, recvbuff, count, datatype, op, root));
 }
@@ -279,8 +287,9 @@ loomResult_t loomGather(const void* sendbuff, void* recvbuff, size_t sendcount,
 
 loomResult_t loomScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                          loomDataType_t datatype, int root, loomComm_t comm, loomStream_t) {
-  return submit("loomScatter", comm,
-                makeOp(Collective::Scatter, sendbuff, recvbuff, recvcount, datatype, loomSum, root));
+  return submit(
+      "loomScatter", comm,
+      makeOp(Collective::Scatter, sendbuff, recvbuff, recvcount, datatype, loomSum, root));
 }
 
 loomResult_t loomSend(const void* sendbuff, size_t count, loomDataType_t datatype, int peer,

@@ -14,6 +14,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/unique_id.h"
+#include "collectives/executor/waiter.h"
 #include "collectives/plan.h"
 #include "comm/config.h"
 #include "comm/peer_info.h"
@@ -39,6 +40,8 @@ struct loomComm {
   std::vector<std::unique_ptr<loom::Link>> links;  // by peer; null for self
   std::vector<loom::Link*> linkPtrs;               // same, as raw pointers for executors
   std::vector<loom::Link*> networkLinks;           // links that need progress() calls
+  std::vector<loom::ArenaView> arenas;             // every rank's direct arena (one host only)
+  loom::WaitPolicy waitPolicy;                     // how this rank's waits behave
 
   std::atomic<bool> aborted{false};
   std::atomic<int> asyncError{0};  // a loomResult_t

@@ -4,6 +4,7 @@
 
 #include "collectives/algorithms.h"
 #include "comm/comm.h"
+#include "core/env.h"
 #include "core/log.h"
 #include "topology/host_summary.h"
 
@@ -69,6 +70,9 @@ void connectLinks(Comm& comm, Deadline deadline) {
   if (!forceTcp) {
     for (int peer : localPeers) comm.links[peer] = comm.shm->makeLink(peer);
   }
+  if (comm.allLocal) {
+    for (int r = 0; r < comm.nranks; ++r) comm.arenas.push_back(comm.shm->arena(r));
+  }
   comm.linkPtrs.resize(comm.links.size());
   for (size_t r = 0; r < comm.links.size(); ++r) comm.linkPtrs[r] = comm.links[r].get();
   if (forceTcp) comm.allLocal = false;  // direct needs shm links' host; tcp was asked for
@@ -92,6 +96,21 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   comm->tcpListener = std::make_unique<TcpListener>(std::string());
   comm->peers = exchangePeerInfo(*comm, deadline);
   connectLinks(*comm, deadline);
+  WaitPolicy& wait = comm->waitPolicy;
+  wait.doorbell = &comm->shm->myDoorbell();
+  wait.abortFlag = &comm->aborted;
+  wait.timeout = comm->config.timeout;
+  wait.spinMicros = comm->config.spinMicros;
+  // More ranks than cores on this host: a spinning rank only delays the peer
+  // that shares its core, so go straight to yielding unless told otherwise.
+  const long localRanks = static_cast<long>(std::count_if(
+      comm->peers.begin(), comm->peers.end(),
+      [&](const PeerInfo& p) { return p.hostId == comm->peers[comm->rank].hostId; }));
+  if (!envString("LOOM_SPIN_US") && localRanks > sysconf(_SC_NPROCESSORS_ONLN)) {
+    wait.spinMicros = 0;
+  }
+  wait.yieldMicros = comm->config.yieldMicros;
+  wait.networkLinks = comm->networkLinks;
   comm->bootstrap->barrier(deadline);
   if (logLevel() >= LogLevel::Info) {
     LOOM_INFO("rank {}/{} ready: {}, slice {} B; host: {}", rank, nranks,

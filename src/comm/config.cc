@@ -50,10 +50,11 @@ CommConfig CommConfig::fromEnvironment() {
 size_t CommConfig::sliceBytes() const { return std::min(shm.slotBytes, tcp.slotBytes); }
 
 std::string CommConfig::signature() const {
-  return fmt::format("algo={} transport={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} tree={}",
-                     algorithm ? static_cast<int>(*algorithm) : -1, static_cast<int>(transport),
-                     check, shm.slotBytes, shm.slots, shm.arenaBytes, tcp.slotBytes, tcp.slots,
-                     directMaxBytes, directOneShotBytes, treeMaxBytes);
+  return fmt::format(
+      "algo={} transport={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} tree={}",
+      algorithm ? static_cast<int>(*algorithm) : -1, static_cast<int>(transport), check,
+      shm.slotBytes, shm.slots, shm.arenaBytes, tcp.slotBytes, tcp.slots, directMaxBytes,
+      directOneShotBytes, treeMaxBytes);
 }
 
 }  // namespace loom

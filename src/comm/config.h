@@ -15,14 +15,14 @@ namespace loom {
 enum class TransportChoice { Auto, Shm, Tcp };
 
 struct CommConfig {
-  std::chrono::milliseconds timeout{300000};  // LOOM_TIMEOUT (seconds)
-  std::optional<Algorithm> algorithm;          // LOOM_ALGO
+  std::chrono::milliseconds timeout{300000};          // LOOM_TIMEOUT (seconds)
+  std::optional<Algorithm> algorithm;                 // LOOM_ALGO
   TransportChoice transport = TransportChoice::Auto;  // LOOM_TRANSPORT
-  bool check = false;                                  // LOOM_CHECK
-  long spinMicros = 5;                                 // LOOM_SPIN_US
-  long yieldMicros = 1000;                             // LOOM_YIELD_US
-  ShmConfig shm;            // LOOM_SHM_SLOT_BYTES, LOOM_SHM_SLOTS, LOOM_DIRECT_BYTES
-  TcpConfig tcp;            // LOOM_TCP_SLOT_BYTES, LOOM_TCP_SLOTS, LOOM_TCP_SOCKETS
+  bool check = false;                                 // LOOM_CHECK
+  long spinMicros = 5;                                // LOOM_SPIN_US
+  long yieldMicros = 1000;                            // LOOM_YIELD_US
+  ShmConfig shm;                     // LOOM_SHM_SLOT_BYTES, LOOM_SHM_SLOTS, LOOM_DIRECT_BYTES
+  TcpConfig tcp;                     // LOOM_TCP_SLOT_BYTES, LOOM_TCP_SLOTS, LOOM_TCP_SOCKETS
   size_t directMaxBytes = SIZE_MAX;  // LOOM_DIRECT_MAX: largest message for the direct algorithm
   size_t directOneShotBytes = 32 * 1024;  // LOOM_DIRECT_ONESHOT
   size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX: all-reduce uses trees up to this

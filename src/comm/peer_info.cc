@@ -19,7 +19,8 @@ std::vector<std::string> split(const std::string& text) {
   size_t start = 0;
   while (true) {
     const size_t end = text.find(kSeparator, start);
-    fields.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    fields.push_back(
+        text.substr(start, end == std::string::npos ? std::string::npos : end - start));
     if (end == std::string::npos) break;
     start = end + 1;
   }

@@ -6,7 +6,7 @@
 namespace loom {
 
 struct PeerInfo {
-  std::string hostId;      // hostname + kernel boot id: equal means shared memory works
+  std::string hostId;  // hostname + kernel boot id: equal means shared memory works
   int pid = 0;
   std::string tcpAddress;  // where this rank's tcp listener accepts links
   std::string configSignature;

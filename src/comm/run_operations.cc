@@ -10,17 +10,6 @@
 namespace loom {
 namespace {
 
-WaitPolicy waitPolicy(Comm& comm) {
-  WaitPolicy p;
-  p.doorbell = &comm.shm->myDoorbell();
-  p.abortFlag = &comm.aborted;
-  p.timeout = comm.config.timeout;
-  p.spinMicros = comm.config.spinMicros;
-  p.yieldMicros = comm.config.yieldMicros;
-  p.networkLinks = comm.networkLinks;
-  return p;
-}
-
 ReduceContext reduceContext(const Comm& comm, const Operation& op) {
   ReduceContext rc;
   rc.nranks = comm.nranks;
@@ -49,10 +38,9 @@ bool isInPlace(const Comm& comm, const Operation& op) {
 
 /// LOOM_CHECK=1: every rank compares what it is about to call with every other rank.
 void checkAgreement(Comm& comm, const Operation& op) {
-  const std::string mine = fmt::format("{} count={} type={} op={} root={}", toString(op.collective),
-                                       op.count, dataTypeName(op.type),
-                                       isReduction(op.collective) ? reduceOpName(op.op) : "-",
-                                       op.root);
+  const std::string mine = fmt::format(
+      "{} count={} type={} op={} root={}", toString(op.collective), op.count, dataTypeName(op.type),
+      isReduction(op.collective) ? reduceOpName(op.op) : "-", op.root);
   const auto all = comm.bootstrap->allGather(mine, Deadline::after(comm.config.timeout));
   for (int r = 0; r < comm.nranks; ++r) {
     if (all[r] != all[0]) {
@@ -77,18 +65,28 @@ size_t messageBytes(const Comm& comm, const Operation& op) {
 }
 
 void runDirect(Comm& comm, const Operation& op, Waiter& waiter) {
-  DirectExecutor direct(*comm.shm, comm.rank, comm.nranks, comm.directRound, waiter,
+  DirectExecutor direct(comm.arenas, comm.rank, comm.shm->arenaBytes(), comm.directRound, waiter,
                         comm.config.directOneShotBytes);
   const auto* in = static_cast<const char*>(op.send);
   auto* out = static_cast<char*>(op.recv);
   const size_t es = dataTypeSize(op.type);
   const ReduceContext rc = reduceContext(comm, op);
   switch (op.collective) {
-    case Collective::AllReduce: direct.allReduce(in, out, op.count, es, rc); break;
-    case Collective::AllGather: direct.allGather(in, out, op.count, es); break;
-    case Collective::ReduceScatter: direct.reduceScatter(in, out, op.count, es, rc); break;
-    case Collective::Broadcast: direct.broadcast(in, out, op.count, es, op.root); break;
-    case Collective::Reduce: direct.reduce(in, out, op.count, es, rc, op.root); break;
+    case Collective::AllReduce:
+      direct.allReduce(in, out, op.count, es, rc);
+      break;
+    case Collective::AllGather:
+      direct.allGather(in, out, op.count, es);
+      break;
+    case Collective::ReduceScatter:
+      direct.reduceScatter(in, out, op.count, es, rc);
+      break;
+    case Collective::Broadcast:
+      direct.broadcast(in, out, op.count, es, op.root);
+      break;
+    case Collective::Reduce:
+      direct.reduce(in, out, op.count, es, rc, op.root);
+      break;
     default:
       raise(ErrorCode::InternalError, "direct algorithm chosen for {}", toString(op.collective));
   }
@@ -98,9 +96,13 @@ void runCollective(Comm& comm, const Operation& op) {
   if (comm.config.check) checkAgreement(comm, op);
   const uint64_t sequence = comm.collectiveCount++;
   const Algorithm algorithm = chooseAlgorithm(comm, op.collective, messageBytes(comm, op));
-  const WaitPolicy policy = waitPolicy(comm);
-  Waiter waiter(policy, fmt::format("{} #{} ({} x {}, {})", toString(op.collective), sequence,
-                                    op.count, dataTypeName(op.type), toString(algorithm)));
+  OperationLabel label;
+  label.collective = op.collective;
+  label.algorithm = algorithm;
+  label.sequence = sequence;
+  label.count = op.count;
+  label.type = op.type;
+  Waiter waiter(comm.waitPolicy, label);
   if (algorithm == Algorithm::Direct) {
     runDirect(comm, op, waiter);
     return;
@@ -158,7 +160,6 @@ void runPointToPoint(Comm& comm, std::span<const Operation* const> ops) {
     }
   }
   runSelfTransfers(comm, selfSends, selfRecvs);
-  const WaitPolicy policy = waitPolicy(comm);
   while (!queues.empty()) {
     std::vector<std::shared_ptr<const RankPlan>> plans;
     std::vector<PlanJob> jobs;
@@ -180,7 +181,10 @@ void runPointToPoint(Comm& comm, std::span<const Operation* const> ops) {
       jobs.push_back(job);
       it = it->second.empty() ? queues.erase(it) : std::next(it);
     }
-    Waiter waiter(policy, fmt::format("send/recv group of {} on rank {}", jobs.size(), comm.rank));
+    OperationLabel label;
+    label.group = true;
+    label.count = jobs.size();
+    Waiter waiter(comm.waitPolicy, label);
     StepExecutor(comm.linkPtrs, comm.config.sliceBytes(), waiter).run(jobs);
   }
 }

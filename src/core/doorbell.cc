@@ -17,17 +17,22 @@ long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* 
 }  // namespace
 
 void Doorbell::ring() {
+  if (armed.load(std::memory_order_seq_cst) == 0) return;
   counter.fetch_add(1, std::memory_order_seq_cst);
-  if (sleeping.load(std::memory_order_seq_cst) != 0) futex(&counter, FUTEX_WAKE, INT32_MAX, nullptr);
+  futex(&counter, FUTEX_WAKE, INT32_MAX, nullptr);
+}
+
+uint32_t Doorbell::arm() {
+  armed.store(1, std::memory_order_seq_cst);
+  return counter.load(std::memory_order_seq_cst);
 }
 
 void Doorbell::sleep(uint32_t seen, long maxMicros) {
-  sleeping.fetch_add(1, std::memory_order_seq_cst);
   if (counter.load(std::memory_order_seq_cst) == seen) {
     timespec timeout{maxMicros / 1000000, (maxMicros % 1000000) * 1000};
     futex(&counter, FUTEX_WAIT, seen, &timeout);
   }
-  sleeping.fetch_sub(1, std::memory_order_seq_cst);
+  armed.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace loom

@@ -4,10 +4,13 @@
 // a rank sleep while it waits for any of several peers.
 //
 // Ranks often outnumber cores (tests run 8 ranks on 2 cores), so a wait spins
-// only briefly, then sleeps in the kernel. Lost wake-ups cannot happen: the
-// waiter reads the counter before it re-checks its condition, and a ringer
-// bumps the counter after publishing, so FUTEX_WAIT on a stale counter returns
-// at once. Sleeps are also capped, so abort flags and deadlines are noticed.
+// only briefly, then sleeps in the kernel. On the hot path nobody writes the
+// doorbell: a ringer only touches the counter when the owner has armed it.
+// No wake-up is lost: the owner arms (seq_cst) before its last check of the
+// condition and a ringer publishes (seq_cst) before it reads the arm flag, so
+// either the owner sees the data or the ringer sees the flag and bumps the
+// counter, which makes FUTEX_WAIT on the armed value return. Sleeps are also
+// capped, so abort flags and deadlines are noticed.
 #pragma once
 
 #include <atomic>
@@ -17,14 +20,17 @@ namespace loom {
 
 struct alignas(64) Doorbell {
   std::atomic<uint32_t> counter{0};
-  std::atomic<uint32_t> sleeping{0};
+  std::atomic<uint32_t> armed{0};
 
-  /// Called by a peer after it published; wakes the owner only if it sleeps.
+  /// Called by a peer after it published; wakes the owner only if it is armed.
   void ring();
-  /// Owner: snapshot to pass to sleep() after re-checking the condition.
-  uint32_t snapshot() const { return counter.load(std::memory_order_seq_cst); }
-  /// Owner: sleep until rung (counter != seen) or `maxMicros` passed.
+  /// Owner: announce an imminent sleep; returns the value to pass to sleep().
+  /// Check the condition again after arming and before sleeping.
+  uint32_t arm();
+  /// Owner: sleep until rung (counter != seen) or `maxMicros` passed; disarms.
   void sleep(uint32_t seen, long maxMicros);
+  /// Owner: the condition came true after arm(); no sleep needed.
+  void disarm() { armed.store(0, std::memory_order_relaxed); }
 };
 
 static_assert(std::atomic<uint32_t>::is_always_lock_free);

@@ -35,17 +35,31 @@ size_t envBytes(const char* name, size_t fallback, size_t min, size_t max) {
   unsigned long long scale = 1;
   if (end != text->c_str() && *end != '\0' && end[1] == '\0') {
     switch (*end) {
-      case 'k': case 'K': scale = 1ULL << 10; ++end; break;
-      case 'm': case 'M': scale = 1ULL << 20; ++end; break;
-      case 'g': case 'G': scale = 1ULL << 30; ++end; break;
-      default: break;
+      case 'k':
+      case 'K':
+        scale = 1ULL << 10;
+        ++end;
+        break;
+      case 'm':
+      case 'M':
+        scale = 1ULL << 20;
+        ++end;
+        break;
+      case 'g':
+      case 'G':
+        scale = 1ULL << 30;
+        ++end;
+        break;
+      default:
+        break;
     }
   }
   const unsigned long long value = base * scale;
   if (errno != 0 || end == text->c_str() || *end != '\0' || text->front() == '-' ||
       (scale != 0 && value / scale != base) || value < min || value > max) {
-    raise(ErrorCode::InvalidArgument, "{}='{}' is not a size in [{}, {}] bytes (K/M/G suffixes allowed)",
-          name, *text, min, max);
+    raise(ErrorCode::InvalidArgument,
+          "{}='{}' is not a size in [{}, {}] bytes (K/M/G suffixes allowed)", name, *text, min,
+          max);
   }
   return static_cast<size_t>(value);
 }

@@ -7,7 +7,8 @@ namespace loom {
 
 void raiseErrno(const std::string& what) {
   const int saved = errno;
-  throw Error(ErrorCode::SystemError, fmt::format("{}: {} (errno {})", what, std::strerror(saved), saved));
+  throw Error(ErrorCode::SystemError,
+              fmt::format("{}: {} (errno {})", what, std::strerror(saved), saved));
 }
 
 }  // namespace loom

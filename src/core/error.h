@@ -2,10 +2,10 @@
 // catches it, records the message for loomGetLastError and returns the code.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace loom {
 

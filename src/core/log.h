@@ -2,9 +2,9 @@
 // Lines look like "loom[host:pid] INFO message".
 #pragma once
 
-#include <string>
-
 #include <fmt/format.h>
+
+#include <string>
 
 namespace loom {
 

@@ -12,16 +12,16 @@ struct TypeName {
 };
 // The first spelling of each type is its canonical name.
 constexpr std::array<TypeName, 20> kTypeNames{{
-    {"int8", DataType::Int8},         {"uint8", DataType::Uint8},
-    {"int32", DataType::Int32},       {"uint32", DataType::Uint32},
-    {"int64", DataType::Int64},       {"uint64", DataType::Uint64},
-    {"float16", DataType::Float16},   {"float32", DataType::Float32},
-    {"float64", DataType::Float64},   {"bfloat16", DataType::Bfloat16},
-    {"char", DataType::Int8},         {"int", DataType::Int32},
-    {"half", DataType::Float16},      {"fp16", DataType::Float16},
-    {"float", DataType::Float32},     {"fp32", DataType::Float32},
-    {"double", DataType::Float64},    {"fp64", DataType::Float64},
-    {"bf16", DataType::Bfloat16},     {"uint", DataType::Uint32},
+    {"int8", DataType::Int8},       {"uint8", DataType::Uint8},
+    {"int32", DataType::Int32},     {"uint32", DataType::Uint32},
+    {"int64", DataType::Int64},     {"uint64", DataType::Uint64},
+    {"float16", DataType::Float16}, {"float32", DataType::Float32},
+    {"float64", DataType::Float64}, {"bfloat16", DataType::Bfloat16},
+    {"char", DataType::Int8},       {"int", DataType::Int32},
+    {"half", DataType::Float16},    {"fp16", DataType::Float16},
+    {"float", DataType::Float32},   {"fp32", DataType::Float32},
+    {"double", DataType::Float64},  {"fp64", DataType::Float64},
+    {"bf16", DataType::Bfloat16},   {"uint", DataType::Uint32},
 }};
 
 constexpr std::array<std::pair<std::string_view, ReduceOp>, 5> kOpNames{{

@@ -1,7 +1,6 @@
 // Two ranks in one process all-reduce through the installed headers and library.
-#include <loom/loom.hpp>
-
 #include <cstdio>
+#include <loom/loom.hpp>
 #include <thread>
 #include <vector>
 

@@ -105,9 +105,12 @@ TEST(ShmLink, StreamsManyMessagesBetweenThreadsWithSleepingReceiver) {
       const size_t bytes = 1 + rng() % 1024;
       void* slot = nullptr;
       while ((slot = t.ab->trySendSlot(bytes)) == nullptr) {
-        const uint32_t seen = t.a->myDoorbell().snapshot();
-        if ((slot = t.ab->trySendSlot(bytes)) != nullptr) break;
-        t.a->myDoorbell().sleep(seen, 1000);
+        const uint32_t seen = t.a->myDoorbell().arm();
+        if ((slot = t.ab->trySendSlot(bytes)) != nullptr) {
+          t.a->myDoorbell().disarm();
+          break;
+        }
+        t.a->myDoorbell().sleep(seen, 1000000);
       }
       std::memset(slot, i & 0xff, bytes);
       t.ab->commitSend(bytes);
@@ -119,9 +122,12 @@ TEST(ShmLink, StreamsManyMessagesBetweenThreadsWithSleepingReceiver) {
     const size_t bytes = 1 + rng() % 1024;
     const char* data = nullptr;
     while ((data = static_cast<const char*>(t.ba->tryRecv(bytes))) == nullptr) {
-      const uint32_t seen = t.b->myDoorbell().snapshot();
-      if (t.ba->tryRecv(bytes) != nullptr) continue;
-      t.b->myDoorbell().sleep(seen, 1000);
+      const uint32_t seen = t.b->myDoorbell().arm();
+      if (t.ba->tryRecv(bytes) != nullptr) {
+        t.b->myDoorbell().disarm();
+        continue;
+      }
+      t.b->myDoorbell().sleep(seen, 1000000);
     }
     for (size_t k = 0; k < bytes; ++k) bad += static_cast<unsigned char>(data[k]) != (i & 0xff);
     t.ba->releaseRecv();

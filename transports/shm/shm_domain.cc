@@ -62,8 +62,7 @@ bool ShmDomain::isMapped(int rank) const {
 
 char* ShmDomain::base(int rank) {
   if (!isMapped(rank)) {
-    raise(ErrorCode::InternalError, "shm segment of rank {} is not mapped on rank {}", rank,
-          rank_);
+    raise(ErrorCode::InternalError, "shm segment of rank {} is not mapped on rank {}", rank, rank_);
   }
   return rank == rank_ ? own_.data() : peers_[rank].data();
 }
@@ -75,11 +74,11 @@ SegmentHeader* ShmDomain::header(int rank) {
 std::unique_ptr<Link> ShmDomain::makeLink(int peer) {
   char* theirs = base(peer);
   char* mine = base(rank_);
-  ShmEndpoint out{std::launder(reinterpret_cast<FifoControl*>(
-                      theirs + layout_.fifoOffset() + sizeof(FifoControl) * rank_)),
+  ShmEndpoint out{std::launder(reinterpret_cast<FifoControl*>(theirs + layout_.fifoOffset() +
+                                                              sizeof(FifoControl) * rank_)),
                   theirs + layout_.slotOffset(rank_, 0)};
-  ShmEndpoint in{std::launder(reinterpret_cast<FifoControl*>(
-                     mine + layout_.fifoOffset() + sizeof(FifoControl) * peer)),
+  ShmEndpoint in{std::launder(reinterpret_cast<FifoControl*>(mine + layout_.fifoOffset() +
+                                                             sizeof(FifoControl) * peer)),
                  mine + layout_.slotOffset(peer, 0)};
   return std::make_unique<ShmLink>(peer, out, in, &header(peer)->doorbell, layout_.slotBytes,
                                    layout_.slots);

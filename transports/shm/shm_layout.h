@@ -19,6 +19,15 @@ namespace loom {
 inline constexpr uint64_t kShmMagic = 0x4c4f4f4d53484d31ULL;  // "LOOMSHM1"
 inline constexpr int kMaxShmSlots = 16;
 
+/// A message small enough to share one cache line with its round number: a
+/// reader that sees the round also holds the data, so a tiny all-reduce costs
+/// one cache-line transfer per peer instead of two (flag, then data).
+struct alignas(64) SmallSlot {
+  std::atomic<uint64_t> round;
+  char data[56];
+};
+inline constexpr size_t kSmallSlotBytes = sizeof(SmallSlot::data);
+
 struct alignas(64) SegmentHeader {
   uint64_t magic;
   int32_t rank;
@@ -30,11 +39,12 @@ struct alignas(64) SegmentHeader {
   // Direct arena sequence numbers this rank publishes (see direct executor).
   alignas(64) std::atomic<uint64_t> inputSeq;
   alignas(64) std::atomic<uint64_t> outputSeq;
+  SmallSlot small[2];  // by round parity
 };
 
 struct FifoControl {
-  alignas(64) std::atomic<uint64_t> tail;  // messages published by the sender
-  alignas(64) std::atomic<uint64_t> head;  // messages consumed by the receiver
+  alignas(64) std::atomic<uint64_t> tail;    // messages published by the sender
+  alignas(64) std::atomic<uint64_t> head;    // messages consumed by the receiver
   alignas(64) uint64_t sizes[kMaxShmSlots];  // byte count of each slot's message
 };
 
@@ -52,9 +62,7 @@ struct SegmentLayout {
   size_t slotOffset(int sender, size_t slot) const {
     return slotDataOffset() + (static_cast<size_t>(sender) * slots + slot) * slotBytes;
   }
-  size_t arenaOffset() const {
-    return roundUp(slotOffset(nranks, 0), 4096);
-  }
+  size_t arenaOffset() const { return roundUp(slotOffset(nranks, 0), 4096); }
   /// parity in {0,1}; output=false for the input region.
   size_t regionOffset(int parity, bool output) const {
     return arenaOffset() + (static_cast<size_t>(parity) * 2 + (output ? 1 : 0)) * arenaBytes;

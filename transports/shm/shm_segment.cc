@@ -17,9 +17,10 @@ std::string shmSpaceHint(size_t bytes) {
   struct statvfs fs {};
   if (statvfs("/dev/shm", &fs) != 0) return "";
   const unsigned long long avail = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
-  return fmt::format(" (/dev/shm has {} MiB free, this segment needs {} MiB; lower "
-                     "LOOM_SHM_SLOT_BYTES / LOOM_DIRECT_BYTES or use LOOM_TRANSPORT=tcp)",
-                     avail >> 20, (bytes + (1 << 20) - 1) >> 20);
+  return fmt::format(
+      " (/dev/shm has {} MiB free, this segment needs {} MiB; lower "
+      "LOOM_SHM_SLOT_BYTES / LOOM_DIRECT_BYTES or use LOOM_TRANSPORT=tcp)",
+      avail >> 20, (bytes + (1 << 20) - 1) >> 20);
 }
 
 char* mapFd(int fd, size_t bytes, const std::string& name) {
@@ -40,8 +41,8 @@ ShmSegment ShmSegment::create(const std::string& name, size_t bytes) {
     close(fd);
     shm_unlink(name.c_str());
     errno = rc;
-    raiseErrno(fmt::format("reserving {} bytes for shm segment {}{}", bytes, name,
-                           shmSpaceHint(bytes)));
+    raiseErrno(
+        fmt::format("reserving {} bytes for shm segment {}{}", bytes, name, shmSpaceHint(bytes)));
   }
   char* data = nullptr;
   try {
