@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo perf clean format
+.PHONY: all deps configure build test demo perf clean format test-asan test-tsan test-sanitizers fuzz
 
 all: build
 
@@ -20,6 +20,29 @@ build: configure
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 900
+
+# The suite under ASan + UBSan, and the threaded multi-rank tests under TSan, each
+# in its own build folder (CI runs both after `make test`). CUDA is off there:
+# sanitizers check host code.
+test-asan: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOM_SANITIZE=address \
+	  -DLOOM_WITH_CUDA=OFF $(CMAKE_FLAGS)
+	cmake --build build-asan -j$(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j$(JOBS) --timeout 900 -E 'script.fuzz_test'
+
+test-tsan: deps
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOM_SANITIZE=thread \
+	  -DLOOM_WITH_CUDA=OFF -DLOOM_BUILD_PERF=OFF $(CMAKE_FLAGS)
+	cmake --build build-tsan -j$(JOBS) --target loom_unit_tests loom_multirank_tests
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --output-on-failure -j$(JOBS) --timeout 900 -R 'threads|Bootstrap|TcpExchange|ShmLink'
+
+test-sanitizers: test-asan test-tsan
+
+fuzz: deps
+	bash scripts/fuzz.sh
 
 demo: build
 	bash scripts/demo.sh $(BUILD)

@@ -50,8 +50,17 @@ void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor)
     idleStarted_ = true;
     idleSince_ = now;
   }
+  // A dead peer is reported by the bootstrap within milliseconds; look once a
+  // wait has idled for 1 ms and then every 20 ms, which keeps the syscall off
+  // the hot path.
+  if (policy_.checkPeers && now - idleSince_ > std::chrono::milliseconds(1) &&
+      now - lastPeerCheck_ > std::chrono::milliseconds(20)) {
+    lastPeerCheck_ = now;
+    policy_.checkPeers();
+  }
   if (now >= deadline_.at()) {
-    const std::string what = waitingFor();
+    std::string what = waitingFor();
+    if (policy_.peerStates) what += "; " + policy_.peerStates();
     LOOM_WARN("{}: no progress for {} s, waiting for {}", operation(),
               std::chrono::duration_cast<std::chrono::seconds>(policy_.timeout).count(), what);
     raise(ErrorCode::RemoteError, "{} timed out after {} s (LOOM_TIMEOUT) waiting for {}",

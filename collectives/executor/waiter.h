@@ -25,6 +25,10 @@ struct WaitPolicy {
   long spinMicros = 5;              // pure spinning first
   long yieldMicros = 1000;          // then yield the core, then sleep on the doorbell
   std::vector<Link*> networkLinks;  // links needing progress() and poll()
+  /// Throws when a peer is known dead (bootstrap liveness); called while idle.
+  std::function<void()> checkPeers;
+  /// Text describing what peers are doing, appended to timeout errors.
+  std::function<std::string()> peerStates;
 };
 
 /// What a wait belongs to, kept as plain fields and only formatted into text
@@ -71,6 +75,7 @@ class Waiter {
   bool idleStarted_ = false;
   bool sleepNext_ = false;  // the next idle() sleeps, so snapshot() arms the doorbell
   bool armed_ = false;
+  std::chrono::steady_clock::time_point lastPeerCheck_;
   std::chrono::steady_clock::time_point idleSince_;
 };
 

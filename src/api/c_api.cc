@@ -51,27 +51,15 @@ void requireOut(T* p, const char* name) {
   if (p == nullptr) loom::raise(ErrorCode::InvalidArgument, "{} is NULL", name);
 }
 
-/// Counts a call in flight so loomCommAbort can wait for it to leave.
-class ActiveCall {
- public:
-  explicit ActiveCall(loom::Comm& comm) : comm_(comm) { comm_.activeCalls.fetch_add(1); }
-  ~ActiveCall() { comm_.activeCalls.fetch_sub(1); }
-  ActiveCall(const ActiveCall&) = delete;
-  ActiveCall& operator=(const ActiveCall&) = delete;
-
- private:
-  loom::Comm& comm_;
-};
-
 loomResult_t submit(const char* function, loomComm_t handle, const loom::Operation& op) {
   return guarded(function, [&] {
     loom::Comm& comm = loom::checkedComm(handle);
     if (comm.aborted.load()) {
-      loom::raise(ErrorCode::Aborted, "communicator was aborted");
+      loom::raise(ErrorCode::Aborted, "communicator was aborted (loomCommAbort)");
     }
     loom::validateOperation(comm, op);
     if (loom::enqueueInGroup(comm, op)) return;
-    ActiveCall active(comm);
+    const loom::ActiveCall active(comm);
     loom::runOperations(comm, {&op, 1});
   });
 }
@@ -187,7 +175,7 @@ loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newc
   return guarded("loomCommSplit", [&] {
     requireOut(newcomm, "newcomm");
     loom::Comm& parent = loom::checkedComm(comm);
-    ActiveCall active(parent);
+    const loom::ActiveCall active(parent);
     *newcomm = loom::splitComm(parent, color, key).release();
   });
 }
@@ -204,6 +192,7 @@ loomResult_t loomCommAbort(loomComm_t comm) {
   return guarded("loomCommAbort", [&] {
     loom::Comm& c = loom::checkedComm(comm);
     c.aborted.store(true);
+    c.leaveCleanly = false;
     if (c.shm) c.shm->myDoorbell().ring();
     // Waits notice the flag within one sleep period (10 ms); bound it anyway.
     const auto deadline = loom::Deadline::after(std::chrono::seconds(10));

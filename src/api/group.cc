@@ -1,6 +1,7 @@
 #include "api/group.h"
 
 #include <exception>
+#include <memory>
 #include <thread>
 
 namespace loom {
@@ -46,6 +47,10 @@ void groupEnd() {
     }
     batches[i].push_back(op);
   }
+  // Each comm counts the group as a call in flight, so loomCommAbort from
+  // another thread waits for it instead of freeing the comm under it.
+  std::vector<std::unique_ptr<ActiveCall>> active;
+  for (Comm* comm : comms) active.push_back(std::make_unique<ActiveCall>(*comm));
   if (comms.size() == 1) {
     runOperations(*comms[0], batches[0]);
     return;

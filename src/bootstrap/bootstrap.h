@@ -48,6 +48,16 @@ class Bootstrap {
   /// indexed by rank. Collective: all ranks must call it in the same order.
   virtual std::vector<std::string> allGather(const std::string& mine, Deadline deadline) = 0;
   virtual void barrier(Deadline deadline) = 0;
+
+  /// Non-blocking and cheap (one poll with zero timeout): throws
+  /// Error(RemoteError, "... rank R ...") if the server reported that a rank
+  /// disconnected without leave() — its process died or closed its sockets.
+  /// Executors call it while they wait, so a dead peer is named within
+  /// milliseconds instead of at LOOM_TIMEOUT.
+  virtual void checkPeers() = 0;
+  /// Tells the server this rank leaves cleanly (communicator destroyed), so its
+  /// disconnect is not reported to the others as a failure.
+  virtual void leave() = 0;
 };
 
 }  // namespace loom

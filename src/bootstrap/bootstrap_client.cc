@@ -1,9 +1,18 @@
 // Bootstrap::join and the client side of the rendezvous protocol: one socket
-// to the server, used for the hello and then for every all-gather round.
+// to the server, used for the hello, every all-gather round, and the server's
+// unsolicited reports of dead ranks (read by checkPeers between rounds).
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <optional>
 
 #include "bootstrap/bootstrap.h"
-#include "bootstrap/rendezvous_protocol.h"
+#include "bootstrap/rendezvous_parser.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/socket.h"
@@ -13,10 +22,15 @@ namespace {
 
 using namespace rendezvous;
 
-struct Frame {
-  FrameKind kind;
-  std::string payload;
-};
+// One recv reads at most this much (on the caller's stack); between rounds
+// frames are small, and a large gather simply takes several reads.
+constexpr size_t kReadChunk = 16 * 1024;
+
+std::string localHostName() {
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  return host;
+}
 
 class BootstrapClient final : public Bootstrap {
  public:
@@ -26,21 +40,24 @@ class BootstrapClient final : public Bootstrap {
         server_(std::move(server)),
         rank_(rank),
         nranks_(nranks),
-        abortFlag_(abortFlag) {}
+        abortFlag_(abortFlag),
+        parser_(static_cast<uint64_t>(nranks) * (4 + kMaxBlobBytes)) {}
 
   int rank() const override { return rank_; }
   int nranks() const override { return nranks_; }
 
   /// Waits for the server's verdict on our hello.
   void awaitJoined(Deadline deadline) {
-    const Frame reply = readFrame(deadline, /*maxPayload=*/kMaxErrorBytes);
+    std::lock_guard lock(mu_);
+    const Frame reply = remembering([&] { return waitFrame(deadline); });
     if (reply.kind == FrameKind::Error) {
       raise(ErrorCode::InvalidUsage, "bootstrap at {} refused rank {} of {}: {}", server_, rank_,
             nranks_, reply.payload);
     }
     if (reply.kind != FrameKind::Ok) {
-      raise(ErrorCode::RemoteError, "bootstrap at {} answered the hello of rank {} with frame {}",
-            server_, rank_, static_cast<uint32_t>(reply.kind));
+      fail(ErrorCode::RemoteError,
+           fmt::format("bootstrap at {} answered the hello of rank {} with frame kind {}", server_,
+                       rank_, static_cast<uint32_t>(reply.kind)));
     }
   }
 
@@ -49,72 +66,139 @@ class BootstrapClient final : public Bootstrap {
       raise(ErrorCode::InvalidArgument, "bootstrap all-gather blob of {} bytes exceeds {} bytes",
             mine.size(), kMaxBlobBytes);
     }
-    if (!broken_.empty()) {
-      raise(ErrorCode::RemoteError, "bootstrap connection of rank {} unusable after: {}", rank_,
-            broken_);
+    std::lock_guard lock(mu_);
+    throwIfFailed();
+    if (left_) {
+      raise(ErrorCode::InvalidUsage, "rank {} all-gathers after it left the bootstrap", rank_);
     }
-    try {
-      return exchange(mine, deadline);
-    } catch (const Error& e) {
-      // A partial round leaves the stream out of step; later rounds must not
-      // read garbage.
-      broken_ = e.what();
-      throw;
-    }
+    // Any error, even a timeout, leaves the stream out of step (our blob may
+    // be in a round that completes later), so it sticks for every later call.
+    return remembering([&] {
+      const std::string round = message(MessageKind::Round, mine);
+      sendAll(sock_.fd(), round.data(), round.size(), deadline, abortFlag_, peerName());
+      const Frame reply = waitFrame(deadline);
+      if (reply.kind == FrameKind::Error) fail(ErrorCode::RemoteError, reply.payload);
+      if (reply.kind != FrameKind::Gather) {
+        protocolError(
+            fmt::format("frame kind {} in an all-gather round", static_cast<uint32_t>(reply.kind)));
+      }
+      try {
+        return decodeGather(reply.payload, nranks_);
+      } catch (const Error& e) {
+        protocolError(e.what());
+      }
+    });
   }
 
   void barrier(Deadline deadline) override { allGather({}, deadline); }
 
- private:
-  std::vector<std::string> exchange(const std::string& mine, Deadline deadline) {
-    std::string message(4, '\0');
-    wire::putU32(reinterpret_cast<uint8_t*>(message.data()), static_cast<uint32_t>(mine.size()));
-    message += mine;
-    sendAll(sock_.fd(), message.data(), message.size(), deadline, abortFlag_, peerName());
-
-    const uint64_t maxPayload = static_cast<uint64_t>(nranks_) * (4 + kMaxBlobBytes);
-    Frame reply = readFrame(deadline, maxPayload);
-    if (reply.kind == FrameKind::Error) {
-      raise(ErrorCode::RemoteError, "bootstrap all-gather on rank {} failed: {}", rank_,
-            reply.payload);
-    }
-    if (reply.kind != FrameKind::Gather) protocolError("unexpected frame kind in all-gather");
-    return parseGather(reply.payload);
-  }
-
-  std::vector<std::string> parseGather(const std::string& payload) const {
-    std::vector<std::string> blobs;
-    blobs.reserve(nranks_);
-    size_t at = 0;
-    for (int r = 0; r < nranks_; ++r) {
-      if (payload.size() - at < 4) protocolError("gather frame too short for its lengths");
-      const uint32_t length = wire::getU32(reinterpret_cast<const uint8_t*>(payload.data() + at));
-      at += 4;
-      if (length > kMaxBlobBytes || payload.size() - at < length) {
-        protocolError("gather frame blob length out of bounds");
+  void checkPeers() override {
+    throwIfFailed();
+    // Another thread in allGather owns the socket and surfaces any error
+    // itself; waiting for it here would make this call blocking.
+    std::unique_lock lock(mu_, std::try_to_lock);
+    if (!lock.owns_lock() || left_) return;
+    remembering([&] {
+      readAvailable();
+      // Between rounds the server only ever sends error frames.
+      while (auto frame = nextFrame()) {
+        if (frame->kind == FrameKind::Error) fail(ErrorCode::RemoteError, frame->payload);
+        protocolError(fmt::format("unsolicited frame kind {} between all-gather rounds",
+                                  static_cast<uint32_t>(frame->kind)));
       }
-      blobs.emplace_back(payload, at, length);
-      at += length;
-    }
-    if (at != payload.size()) protocolError("gather frame has trailing bytes");
-    return blobs;
+      if (eof_) serverClosed();
+    });
   }
 
-  Frame readFrame(Deadline deadline, uint64_t maxPayload) {
-    uint8_t header[kFrameHeaderBytes];
-    recvAll(sock_.fd(), header, sizeof(header), deadline, abortFlag_, peerName());
-    const auto kind = static_cast<FrameKind>(wire::getU32(header));
-    const uint64_t length = wire::getU64(header + 8);
-    if (kind != FrameKind::Ok && kind != FrameKind::Error && kind != FrameKind::Gather) {
-      protocolError(fmt::format("unknown frame kind {}", wire::getU32(header)));
+  void leave() override {
+    std::lock_guard lock(mu_);
+    if (left_) return;
+    left_ = true;
+    try {
+      const std::string bye = message(MessageKind::Leave, "");
+      sendAll(sock_.fd(), bye.data(), bye.size(), Deadline::after(std::chrono::seconds(1)),
+              abortFlag_, peerName());
+      // The server sees Leave then EOF and forgets us at once.
+      ::shutdown(sock_.fd(), SHUT_WR);
+    } catch (const Error&) {
+      // A connection that already failed has nobody left to tell.
+      if (!failed_.load(std::memory_order_acquire)) throw;
     }
-    const uint64_t limit = kind == FrameKind::Error ? kMaxErrorBytes : maxPayload;
-    if (wire::getU32(header + 4) != 0 || length > limit) {
-      protocolError(fmt::format("frame length {} over its bound {}", length, limit));
+  }
+
+ private:
+  /// Runs `body`; an Error it throws becomes the sticky failure.
+  template <typename Body>
+  auto remembering(Body body) -> decltype(body()) {
+    try {
+      return body();
+    } catch (const Error& e) {
+      remember(e.code(), e.what());
+      throw;
     }
-    Frame frame{kind, std::string(length, '\0')};
-    recvAll(sock_.fd(), frame.payload.data(), length, deadline, abortFlag_, peerName());
-    return frame;
+  }
+
+  void remember(ErrorCode code, const std::string& message) {
+    if (failed_.load(std::memory_order_acquire)) return;
+    // Written once, before the flag: readers that see the flag see the text.
+    failureCode_ = code;
+    failure_ = message;
+    failed_.store(true, std::memory_order_release);
+  }
+
+  [[noreturn]] void fail(ErrorCode code, const std::string& message) {
+    remember(code, message);
+    throw Error(failureCode_, failure_);
+  }
+
+  void throwIfFailed() const {
+    if (failed_.load(std::memory_order_acquire)) throw Error(failureCode_, failure_);
+  }
+
+  std::optional<Frame> nextFrame() {
+    try {
+      return parser_.next();
+    } catch (const Error& e) {
+      protocolError(e.what());
+    }
+  }
+
+  /// Reads whatever the socket holds now, without waiting (a recv with
+  /// MSG_DONTWAIT is the zero-timeout poll and the read in one system call).
+  void readAvailable() {
+    char chunk[kReadChunk];
+    while (!eof_) {
+      const ssize_t n = ::recv(sock_.fd(), chunk, sizeof(chunk), MSG_DONTWAIT);
+      if (n > 0) {
+        parser_.feed(chunk, static_cast<size_t>(n));
+        if (static_cast<size_t>(n) < sizeof(chunk)) return;
+        continue;
+      }
+      if (n == 0) {
+        eof_ = true;  // frames before the EOF are still delivered first
+        return;
+      }
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      raise(ErrorCode::RemoteError, "connection to {} failed while receiving: {}", peerName(),
+            std::strerror(errno));
+    }
+  }
+
+  Frame waitFrame(Deadline deadline) {
+    for (;;) {
+      if (auto frame = nextFrame()) return std::move(*frame);
+      if (eof_) serverClosed();
+      waitReady(sock_.fd(), POLLIN, deadline, abortFlag_, peerName());
+      readAvailable();
+    }
+  }
+
+  [[noreturn]] void serverClosed() const {
+    raise(ErrorCode::RemoteError,
+          "bootstrap server {} closed its connection to rank {} (the process that created the "
+          "unique id exited?)",
+          server_, rank_);
   }
 
   [[noreturn]] void protocolError(const std::string& what) const {
@@ -131,7 +215,17 @@ class BootstrapClient final : public Bootstrap {
   int rank_;
   int nranks_;
   const std::atomic<bool>* abortFlag_;
-  std::string broken_;
+  // Guards the socket and the parser: one caller reads the stream at a time.
+  std::mutex mu_;
+  // Keeps a frame that arrived in pieces across calls (checkPeers may read
+  // half of one, the next allGather the rest).
+  FrameParser parser_;
+  bool eof_ = false;
+  bool left_ = false;
+  // The first error, rethrown by every later call.
+  std::atomic<bool> failed_{false};
+  ErrorCode failureCode_ = ErrorCode::RemoteError;
+  std::string failure_;
 };
 
 }  // namespace
@@ -151,6 +245,8 @@ std::unique_ptr<Bootstrap> Bootstrap::join(const UniqueId& id, int rank, int nra
   hello.secret = id.secret;
   hello.rank = static_cast<uint32_t>(rank);
   hello.nranks = static_cast<uint32_t>(nranks);
+  hello.pid = static_cast<uint32_t>(::getpid());
+  hello.host = localHostName();
   uint8_t bytes[kHelloBytes];
   encodeHello(hello, bytes);
   const std::string peer = fmt::format("bootstrap server {} (rank {} joining)", server, rank);

@@ -1,52 +1,111 @@
 // The rendezvous wire protocol, shared by server and client. All integers are
-// little-endian.
+// little-endian. Version 2 (magic "LOOMBS02"): the hello names the process,
+// and client messages carry a kind so a rank can leave cleanly.
 //
-//   client -> server  hello: magic[8] "LOOMBS01", secret[16], rank u32, nranks u32
-//   client -> server  round: length u32 (<= kMaxBlobBytes), bytes
+//   client -> server  hello: magic[8], secret[16], rank u32, nranks u32, pid u32,
+//                            hostLength u32 (<= kMaxHostBytes), host[64] zero-padded
+//   client -> server  message: kind u32, length u32, payload
+//       Round  an all-gather blob, <= kMaxBlobBytes
+//       Leave  empty: this rank is done; its disconnect is not a failure
 //   server -> client  frame: kind u32, zero u32, length u64, payload
 //       Ok     (after hello, once all ranks joined): empty payload
-//       Error  (refused hello, or a rank died):      message, <= kMaxErrorBytes
+//       Error  (refused hello, a rank died, a round that cannot complete):
+//              message, <= kMaxErrorBytes; may arrive at any time
 //       Gather (a completed round): nranks x {length u32, bytes}, in rank order
+//
+// Incremental decoders for both directions live in rendezvous_parser.h.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "bootstrap/wire.h"
 
 namespace loom::rendezvous {
 
-inline constexpr char kHelloMagic[8] = {'L', 'O', 'O', 'M', 'B', 'S', '0', '1'};
-inline constexpr size_t kHelloBytes = 32;
+inline constexpr char kHelloMagic[8] = {'L', 'O', 'O', 'M', 'B', 'S', '0', '2'};
+inline constexpr size_t kMaxHostBytes = 64;
+inline constexpr size_t kHelloBytes = 40 + kMaxHostBytes;
+inline constexpr size_t kMessageHeaderBytes = 8;
 inline constexpr size_t kFrameHeaderBytes = 16;
 inline constexpr uint32_t kMaxBlobBytes = 1u << 20;
 inline constexpr size_t kMaxErrorBytes = 4096;
 inline constexpr int kMaxRanks = 1 << 16;
 
 enum class FrameKind : uint32_t { Ok = 1, Error = 2, Gather = 3 };
+enum class MessageKind : uint32_t { Round = 1, Leave = 2 };
 
 struct Hello {
   std::array<uint8_t, 16> secret{};
   uint32_t rank = 0;
   uint32_t nranks = 0;
+  uint32_t pid = 0;
+  /// Printable ASCII without spaces, at most kMaxHostBytes (it ends up in
+  /// other ranks' error messages, so the decoder refuses anything else).
+  std::string host;
 };
 
+/// True when every byte is printable ASCII other than space.
+inline bool isPlainText(std::string_view text) {
+  for (char c : text) {
+    if (c <= ' ' || c > '~') return false;
+  }
+  return true;
+}
+
+/// Writes kHelloBytes. A host that is too long or not plain text is cut or
+/// replaced, so encoding never produces a hello the server refuses.
 inline void encodeHello(const Hello& hello, uint8_t* out) {
+  std::memset(out, 0, kHelloBytes);
   std::memcpy(out, kHelloMagic, 8);
   std::memcpy(out + 8, hello.secret.data(), 16);
   wire::putU32(out + 24, hello.rank);
   wire::putU32(out + 28, hello.nranks);
+  wire::putU32(out + 32, hello.pid);
+  std::string_view host(hello.host);
+  host = host.substr(0, kMaxHostBytes);
+  if (!isPlainText(host)) host = "?";
+  wire::putU32(out + 36, static_cast<uint32_t>(host.size()));
+  std::memcpy(out + 40, host.data(), host.size());
 }
 
-/// False when the magic is wrong (not a Loom client).
-inline bool decodeHello(const uint8_t* in, Hello* hello) {
-  if (std::memcmp(in, kHelloMagic, 8) != 0) return false;
+/// Decodes kHelloBytes. Returns an empty string on success, else why the bytes
+/// are not a hello (bad magic, host length or characters, non-zero padding).
+/// The secret and rank bounds are the server's to check.
+inline std::string decodeHello(const uint8_t* in, Hello* hello) {
+  if (std::memcmp(in, kHelloMagic, 8) != 0) {
+    return "not a Loom bootstrap client of this version (bad magic)";
+  }
   std::memcpy(hello->secret.data(), in + 8, 16);
   hello->rank = wire::getU32(in + 24);
   hello->nranks = wire::getU32(in + 28);
-  return true;
+  hello->pid = wire::getU32(in + 32);
+  const uint32_t hostLength = wire::getU32(in + 36);
+  if (hostLength > kMaxHostBytes) return "hello host name longer than 64 bytes";
+  hello->host.assign(reinterpret_cast<const char*>(in + 40), hostLength);
+  if (!isPlainText(hello->host)) return "hello host name is not plain text";
+  for (size_t i = 40 + hostLength; i < kHelloBytes; ++i) {
+    if (in[i] != 0) return "hello padding is not zero";
+  }
+  return {};
+}
+
+inline std::string messageHeader(MessageKind kind, uint32_t length) {
+  std::string header(kMessageHeaderBytes, '\0');
+  auto* p = reinterpret_cast<uint8_t*>(header.data());
+  wire::putU32(p, static_cast<uint32_t>(kind));
+  wire::putU32(p + 4, length);
+  return header;
+}
+
+/// A client message; `payload` must respect the kind's bound (callers check).
+inline std::string message(MessageKind kind, std::string_view payload) {
+  std::string bytes = messageHeader(kind, static_cast<uint32_t>(payload.size()));
+  bytes.append(payload);
+  return bytes;
 }
 
 inline std::string frameHeader(FrameKind kind, uint64_t length) {
@@ -57,8 +116,10 @@ inline std::string frameHeader(FrameKind kind, uint64_t length) {
   return header;
 }
 
-inline std::string frame(FrameKind kind, const std::string& payload) {
-  return frameHeader(kind, payload.size()) + payload;
+inline std::string frame(FrameKind kind, std::string_view payload) {
+  std::string bytes = frameHeader(kind, payload.size());
+  bytes.append(payload);
+  return bytes;
 }
 
 /// Constant-time comparison, so timing reveals nothing about the secret.

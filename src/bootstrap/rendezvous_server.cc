@@ -8,7 +8,7 @@
 #include <cstring>
 #include <deque>
 
-#include "bootstrap/rendezvous_protocol.h"
+#include "bootstrap/rendezvous_parser.h"
 #include "core/deadline.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -26,6 +26,9 @@ constexpr size_t kMaxPending = 4096;
 // A correct client never has more than a few unread frames (ok, one gather, one
 // error); more means it does not read, and it is dropped to bound memory.
 constexpr size_t kMaxQueuedFrames = 8;
+// One read takes at most this much, so a parser holds at most one bounded
+// message plus one chunk.
+constexpr size_t kReadChunk = 64 * 1024;
 
 }  // namespace
 
@@ -36,16 +39,21 @@ struct RendezvousServer::Client {
   bool joined = false;
   bool dead = false;
   bool closeWhenFlushed = false;
+  bool left = false;  // sent Leave: its disconnect is not a failure
   int rank = -1;
-  // Inbound: the hello, then rounds of {u32 length, bytes}.
-  std::string in;
-  size_t have = 0;
-  bool haveLength = false;
+  uint32_t pid = 0;
+  std::string host;
+  MessageParser parser;
   bool blobPending = false;  // sent this round's blob, waiting for the others
   std::string pending;
   // Outbound frames, shared between clients (a gather frame goes to everyone).
   std::deque<std::shared_ptr<const std::string>> out;
   size_t outOffset = 0;
+
+  /// "rank 3 (pid 1234 on host node7)", how other ranks' errors name it.
+  std::string name() const {
+    return fmt::format("rank {} (pid {} on host {})", rank, pid, host.empty() ? "?" : host);
+  }
 };
 
 RendezvousServer::RendezvousServer(Socket listener, std::array<uint8_t, 16> secret,
@@ -120,65 +128,60 @@ void RendezvousServer::acceptPending() {
     auto client = std::make_unique<Client>();
     client->peer = SocketAddress{from, length}.toString();
     client->sock = std::move(sock);
-    client->in.resize(kHelloBytes);
     clients_.push_back(std::move(client));
   }
 }
 
 void RendezvousServer::readFrom(Client& c) {
-  // Bounded: at most one hello or one blob per call, so one chatty client
-  // cannot starve the others.
+  // Bounded: at most 16 chunks per call, so one chatty client cannot starve
+  // the others.
+  char chunk[kReadChunk];
   for (int reads = 0; reads < 16 && !c.dead; ++reads) {
-    const size_t want = c.in.size() - c.have;
-    const ssize_t n = ::recv(c.sock.fd(), c.in.data() + c.have, want, MSG_DONTWAIT);
+    const ssize_t n = ::recv(c.sock.fd(), chunk, sizeof(chunk), MSG_DONTWAIT);
     if (n == 0) {
-      drop(c, "connection closed", !c.joined && !c.closeWhenFlushed && c.have > 0);
+      drop(c, "disconnected without leaving: its process died or closed its connections",
+           !c.joined && !c.closeWhenFlushed && c.parser.buffered() > 0);
       return;
     }
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-      drop(c, fmt::format("receive failed: {}", std::strerror(errno)), !c.joined);
+      drop(c,
+           fmt::format("disconnected without leaving ({}): its process died or closed its "
+                       "connections",
+                       std::strerror(errno)),
+           !c.joined);
       return;
     }
-    c.have += static_cast<size_t>(n);
-    if (c.have < c.in.size()) continue;
-    if (c.closeWhenFlushed) {  // refused: ignore whatever else it says
-      c.have = 0;
-      continue;
-    }
-    if (!c.joined) {
-      onHello(c);
-      return;
-    }
-    if (!c.haveLength) {
-      const uint32_t length = wire::getU32(reinterpret_cast<const uint8_t*>(c.in.data()));
-      if (length > kMaxBlobBytes) {
+    // A refused client's and a departed rank's further bytes mean nothing.
+    if (c.closeWhenFlushed || c.left) continue;
+    c.parser.feed(chunk, static_cast<size_t>(n));
+    while (!c.dead && !c.closeWhenFlushed && !c.left) {
+      std::optional<ClientMessage> message;
+      try {
+        message = c.parser.next();
+      } catch (const Error& e) {
         drop(c,
-             fmt::format("all-gather blob of {} bytes exceeds the {} byte limit", length,
-                         kMaxBlobBytes),
+             fmt::format("sent a malformed bootstrap message and was disconnected: {}", e.what()),
              true);
         return;
       }
-      c.haveLength = true;
-      c.in.assign(length, '\0');
-      c.have = 0;
-      if (length > 0) continue;
+      if (!message) break;
+      switch (message->kind) {
+        case ClientMessage::Kind::Hello:
+          onHello(c, message->hello);
+          break;
+        case ClientMessage::Kind::Round:
+          onBlob(c, std::move(message->blob));
+          break;
+        case ClientMessage::Kind::Leave:
+          onLeave(c);
+          break;
+      }
     }
-    std::string blob = std::move(c.in);
-    c.in.assign(4, '\0');
-    c.have = 0;
-    c.haveLength = false;
-    onBlob(c, std::move(blob));
-    return;
   }
 }
 
-void RendezvousServer::onHello(Client& c) {
-  Hello hello;
-  if (!decodeHello(reinterpret_cast<const uint8_t*>(c.in.data()), &hello)) {
-    drop(c, "not a Loom bootstrap client (bad magic)", true);
-    return;
-  }
+void RendezvousServer::onHello(Client& c, const Hello& hello) {
   if (!sameSecret(hello.secret, secret_)) {
     drop(c, "wrong secret (a different unique id?)", true);
     return;
@@ -210,11 +213,11 @@ void RendezvousServer::onHello(Client& c) {
   }
   c.joined = true;
   c.rank = static_cast<int>(rank);
-  c.in.assign(4, '\0');
-  c.have = 0;
+  c.pid = hello.pid;
+  c.host = hello.host;
   byRank_[rank] = &c;
   ++joined_;
-  LOOM_TRACE("rendezvous {}: rank {} of {} joined from {}", address_, rank, nranks_, c.peer);
+  LOOM_TRACE("rendezvous {}: {} of {} joined from {}", address_, c.name(), nranks_, c.peer);
   if (joined_ == nranks_) {
     allJoined_ = true;
     // No valid hello can come any more; stop listening and free the port.
@@ -225,9 +228,27 @@ void RendezvousServer::onHello(Client& c) {
   }
 }
 
+void RendezvousServer::onLeave(Client& c) {
+  c.left = true;
+  c.blobPending = false;
+  c.pending.clear();
+  LOOM_TRACE("rendezvous {}: {} leaves", address_, c.name());
+  // Before the set is complete a rank may still be replaced; nothing waits on it.
+  if (!allJoined_ || !departed_.empty()) return;
+  departed_ = fmt::format("{} already left the communicator", c.name());
+  // Ranks already waiting in a round would wait for it forever.
+  for (Client* member : byRank_) {
+    if (member != nullptr && member->blobPending) answerWithError(*member, departed_);
+  }
+}
+
 void RendezvousServer::onBlob(Client& c, std::string blob) {
   if (!failure_.empty()) {
-    enqueue(c, std::make_shared<const std::string>(frame(FrameKind::Error, failure_)));
+    answerWithError(c, failure_);
+    return;
+  }
+  if (!departed_.empty()) {
+    answerWithError(c, departed_);
     return;
   }
   if (c.blobPending) {
@@ -241,24 +262,27 @@ void RendezvousServer::onBlob(Client& c, std::string blob) {
 
 void RendezvousServer::completeRoundIfReady() {
   if (!allJoined_ || !failure_.empty()) return;
-  size_t total = 0;
+  std::vector<std::string> blobs;
+  blobs.reserve(byRank_.size());
   for (const Client* member : byRank_) {
     if (member == nullptr || !member->blobPending) return;
-    total += 4 + member->pending.size();
   }
-  std::string payload = frameHeader(FrameKind::Gather, total);
-  payload.reserve(kFrameHeaderBytes + total);
   for (Client* member : byRank_) {
-    uint8_t length[4];
-    wire::putU32(length, static_cast<uint32_t>(member->pending.size()));
-    payload.append(reinterpret_cast<const char*>(length), 4);
-    payload += member->pending;
-    member->pending.clear();
-    member->pending.shrink_to_fit();
+    blobs.push_back(std::move(member->pending));
+    member->pending = {};
     member->blobPending = false;
   }
-  const auto shared = std::make_shared<const std::string>(std::move(payload));
+  const std::string payload = encodeGather(blobs);
+  const auto shared = std::make_shared<const std::string>(frame(FrameKind::Gather, payload));
   for (Client* member : byRank_) enqueue(*member, shared);
+}
+
+/// Ends `c`'s current round (if any) with an error frame.
+void RendezvousServer::answerWithError(Client& c, const std::string& message) {
+  c.blobPending = false;
+  c.pending.clear();
+  enqueue(c, std::make_shared<const std::string>(
+                 frame(FrameKind::Error, std::string_view(message).substr(0, kMaxErrorBytes))));
 }
 
 void RendezvousServer::refuse(Client& c, const std::string& message) {
@@ -266,8 +290,6 @@ void RendezvousServer::refuse(Client& c, const std::string& message) {
   enqueue(c, std::make_shared<const std::string>(
                  frame(FrameKind::Error, message.substr(0, kMaxErrorBytes))));
   c.closeWhenFlushed = true;
-  c.in.assign(kHelloBytes, '\0');
-  c.have = 0;
 }
 
 void RendezvousServer::enqueue(Client& c, std::shared_ptr<const std::string> frame) {
@@ -299,6 +321,7 @@ void RendezvousServer::writeTo(Client& c) {
   if (c.closeWhenFlushed) drop(c, "refused", false);
 }
 
+/// `why` completes "rank R (pid P on host H) ..." in the others' error.
 void RendezvousServer::drop(Client& c, const std::string& why, bool warn) {
   if (c.dead) return;
   c.dead = true;
@@ -312,22 +335,26 @@ void RendezvousServer::drop(Client& c, const std::string& why, bool warn) {
   --joined_;
   if (!allJoined_) {
     // Before the set is complete a rank may come back; forget it entirely.
-    LOOM_WARN("rendezvous {}: rank {} left before all ranks joined: {}", address_, c.rank, why);
+    LOOM_WARN("rendezvous {}: {} left before all ranks joined: {}", address_, c.name(), why);
     if (joined_ == 0) {
       nranks_ = 0;
       byRank_.clear();
     }
     return;
   }
-  if (warn) LOOM_WARN("rendezvous {}: dropping rank {}: {}", address_, c.rank, why);
-  LOOM_INFO("rendezvous {}: rank {} disconnected ({}); {} still connected", address_, c.rank, why,
-            joined_);
+  if (c.left) {
+    LOOM_TRACE("rendezvous {}: {} disconnected after leaving; {} still connected", address_,
+               c.name(), joined_);
+    return;
+  }
+  if (warn) LOOM_WARN("rendezvous {}: dropping {}: {}", address_, c.name(), why);
+  LOOM_INFO("rendezvous {}: {} {}; {} still connected", address_, c.name(), why, joined_);
   if (failure_.empty() && joined_ > 0) {
-    // The others may be waiting in an all-gather that can no longer complete.
-    failure_ = fmt::format("rank {} disconnected from the bootstrap ({})", c.rank, why);
-    const auto error = std::make_shared<const std::string>(frame(FrameKind::Error, failure_));
+    // Tell everyone now, not at their next round: their executors poll for
+    // this (Bootstrap::checkPeers) so a dead peer is named within milliseconds.
+    failure_ = fmt::format("{} {}", c.name(), why);
     for (Client* member : byRank_) {
-      if (member != nullptr) enqueue(*member, error);
+      if (member != nullptr && !member->left) answerWithError(*member, failure_);
     }
   }
 }

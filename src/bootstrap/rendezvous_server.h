@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/rendezvous_protocol.h"
 #include "core/socket.h"
 
 namespace loom {
@@ -33,8 +34,10 @@ class RendezvousServer {
   void acceptPending();
   void readFrom(Client& client);
   void writeTo(Client& client);
-  void onHello(Client& client);
+  void onHello(Client& client, const rendezvous::Hello& hello);
   void onBlob(Client& client, std::string blob);
+  void onLeave(Client& client);
+  void answerWithError(Client& client, const std::string& message);
   void completeRoundIfReady();
   void refuse(Client& client, const std::string& message);
   void drop(Client& client, const std::string& why, bool warn);
@@ -50,7 +53,10 @@ class RendezvousServer {
   int nranks_ = 0;               // 0 until the first valid hello
   int joined_ = 0;               // live entries of byRank_
   bool allJoined_ = false;
-  std::string failure_;  // set once a rank left after everyone joined
+  // Set when a joined rank disconnected without leave(): every round fails.
+  std::string failure_;
+  // Set when a rank left cleanly: later rounds cannot complete, so they fail.
+  std::string departed_;
 };
 
 }  // namespace loom

@@ -44,6 +44,7 @@ struct loomComm {
   loom::WaitPolicy waitPolicy;                     // how this rank's waits behave
 
   std::atomic<bool> aborted{false};
+  bool leaveCleanly = true;  // false after abort: peers should hear of it as a failure
   std::atomic<int> asyncError{0};  // a loomResult_t
   std::atomic<int> activeCalls{0};
 
@@ -52,6 +53,13 @@ struct loomComm {
 
   using PlanKey = std::tuple<int, int, size_t, int, bool>;
   std::map<PlanKey, std::shared_ptr<const loom::RankPlan>> planCache;
+
+  loomComm() = default;
+  loomComm(const loomComm&) = delete;
+  loomComm& operator=(const loomComm&) = delete;
+  /// Tells the rendezvous this rank leaves cleanly, so peers do not take the
+  /// closed connection for a crash.
+  ~loomComm();
 
   /// The plan for `req`, built once per (collective, algorithm, count, root, in-place).
   std::shared_ptr<const loom::RankPlan> plan(const loom::PlanRequest& req);
@@ -67,5 +75,34 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank);
 std::unique_ptr<Comm> splitComm(Comm& parent, int color, int key);
 /// Throws InvalidArgument/InvalidUsage when `comm` is null or destroyed.
 Comm& checkedComm(loomComm* comm);
+
+/// Counts a call in flight so loomCommAbort can wait for it to leave before
+/// freeing the communicator. Throws Error(Aborted) on an aborted comm.
+class ActiveCall {
+ public:
+  explicit ActiveCall(Comm& comm);
+  ~ActiveCall() { comm_.activeCalls.fetch_sub(1); }
+  ActiveCall(const ActiveCall&) = delete;
+  ActiveCall& operator=(const ActiveCall&) = delete;
+
+ private:
+  Comm& comm_;
+};
+
+/// "rank 1: in allreduce #41 (1024 elements); rank 2: idle after 40 collectives; ..."
+std::string describePeerStates(Comm& comm);
+
+/// Marks this rank busy in `collective` for peers' hang reports, until destroyed.
+class StatusScope {
+ public:
+  StatusScope(Comm& comm, Collective collective, size_t count);
+  ~StatusScope();
+  StatusScope(const StatusScope&) = delete;
+  StatusScope& operator=(const StatusScope&) = delete;
+
+ private:
+  Comm& comm_;
+  RankStatus* status_;
+};
 
 }  // namespace loom

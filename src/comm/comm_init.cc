@@ -34,27 +34,50 @@ std::vector<PeerInfo> exchangePeerInfo(Comm& comm, Deadline deadline) {
   return peers;
 }
 
+/// This rank's segment, or nullptr when /dev/shm cannot hold it (containers
+/// often mount a 64 MiB /dev/shm): the host then falls back to tcp.
+std::unique_ptr<ShmDomain> tryCreateShm(Comm& comm) {
+  try {
+    return std::make_unique<ShmDomain>(comm.id.tag() ^ 0x5348ULL, comm.rank, comm.nranks,
+                                       comm.config.shm);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::SystemError) throw;
+    LOOM_WARN("rank {}: shared memory unavailable, ranks on this host fall back to tcp: {}",
+              comm.rank, e.what());
+    return nullptr;
+  }
+}
+
 void connectLinks(Comm& comm, Deadline deadline) {
-  const bool forceTcp = comm.config.transport == TransportChoice::Tcp;
+  const std::string& myHost = comm.peers[comm.rank].hostId;
+  comm.shm = tryCreateShm(comm);
+  // A host uses shared memory only if every rank on it created its segment;
+  // every rank of the host sees the same answers, so they agree.
+  const auto shmReady = comm.bootstrap->allGather(comm.shm ? "1" : "0", deadline);
+  bool hostShm = true;
+  for (int r = 0; r < comm.nranks; ++r) {
+    if (comm.peers[r].hostId == myHost && shmReady[r] != "1") hostShm = false;
+  }
+  if (!hostShm) comm.shm.reset();
+  const bool shmLinks = hostShm && comm.config.transport != TransportChoice::Tcp;
+
   std::vector<int> localPeers;
   std::vector<int> tcpPeers;
   for (int r = 0; r < comm.nranks; ++r) {
     if (r == comm.rank) continue;
-    const bool sameHost = comm.peers[r].hostId == comm.peers[comm.rank].hostId;
+    const bool sameHost = comm.peers[r].hostId == myHost;
     if (sameHost) localPeers.push_back(r);
-    if (!sameHost || forceTcp) tcpPeers.push_back(r);
+    if (!sameHost || !shmLinks) tcpPeers.push_back(r);
   }
-  comm.allLocal = static_cast<int>(localPeers.size()) == comm.nranks - 1;
+  comm.allLocal = shmLinks && static_cast<int>(localPeers.size()) == comm.nranks - 1;
 
-  // Shared memory is set up among same-host ranks even when links use tcp,
-  // because the doorbell and the direct arena live there. Every rank takes
-  // part in the barriers, local peers or not, since they are comm-wide.
-  comm.shm = std::make_unique<ShmDomain>(comm.id.tag() ^ 0x5348ULL, comm.rank, comm.nranks,
-                                         comm.config.shm);
+  // Segments are mapped among same-host ranks even when links use tcp, because
+  // the doorbell and the status words live there. Every rank takes part in the
+  // barriers, since they are comm-wide.
   comm.bootstrap->barrier(deadline);
-  comm.shm->attach(localPeers);
+  if (comm.shm) comm.shm->attach(localPeers);
   comm.bootstrap->barrier(deadline);
-  comm.shm->unlinkOwn();
+  if (comm.shm) comm.shm->unlinkOwn();
 
   comm.links.resize(static_cast<size_t>(comm.nranks));
   if (!tcpPeers.empty()) {
@@ -67,7 +90,7 @@ void connectLinks(Comm& comm, Deadline deadline) {
       comm.links[tcpPeers[i]] = std::move(tcpLinks[i]);
     }
   }
-  if (!forceTcp) {
+  if (shmLinks) {
     for (int peer : localPeers) comm.links[peer] = comm.shm->makeLink(peer);
   }
   if (comm.allLocal) {
@@ -75,7 +98,6 @@ void connectLinks(Comm& comm, Deadline deadline) {
   }
   comm.linkPtrs.resize(comm.links.size());
   for (size_t r = 0; r < comm.links.size(); ++r) comm.linkPtrs[r] = comm.links[r].get();
-  if (forceTcp) comm.allLocal = false;  // direct needs shm links' host; tcp was asked for
 }
 
 }  // namespace
@@ -97,7 +119,7 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   comm->peers = exchangePeerInfo(*comm, deadline);
   connectLinks(*comm, deadline);
   WaitPolicy& wait = comm->waitPolicy;
-  wait.doorbell = &comm->shm->myDoorbell();
+  wait.doorbell = comm->shm ? &comm->shm->myDoorbell() : nullptr;
   wait.abortFlag = &comm->aborted;
   wait.timeout = comm->config.timeout;
   wait.spinMicros = comm->config.spinMicros;
@@ -111,6 +133,9 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   }
   wait.yieldMicros = comm->config.yieldMicros;
   wait.networkLinks = comm->networkLinks;
+  Comm* self = comm.get();
+  wait.checkPeers = [self] { self->bootstrap->checkPeers(); };
+  wait.peerStates = [self] { return describePeerStates(*self); };
   comm->bootstrap->barrier(deadline);
   if (logLevel() >= LogLevel::Info) {
     LOOM_INFO("rank {}/{} ready: {}, slice {} B; host: {}", rank, nranks,
@@ -130,6 +155,29 @@ Comm& checkedComm(loomComm* comm) {
 }
 
 }  // namespace loom
+
+namespace loom {
+
+ActiveCall::ActiveCall(Comm& comm) : comm_(comm) {
+  comm_.activeCalls.fetch_add(1);
+  if (comm_.aborted.load()) {
+    comm_.activeCalls.fetch_sub(1);
+    raise(ErrorCode::Aborted, "communicator was aborted (loomCommAbort)");
+  }
+}
+
+}  // namespace loom
+
+loomComm::~loomComm() {
+  // An aborted rank does not say goodbye: its peers learn of it as a failure
+  // within milliseconds instead of waiting for LOOM_TIMEOUT.
+  if (!bootstrap || !leaveCleanly) return;
+  try {
+    bootstrap->leave();
+  } catch (const std::exception& e) {
+    LOOM_INFO("rank {}: leaving the rendezvous failed: {}", rank, e.what());
+  }
+}
 
 std::shared_ptr<const loom::RankPlan> loomComm::plan(const loom::PlanRequest& req) {
   const PlanKey key{static_cast<int>(req.collective), static_cast<int>(req.algorithm), req.count,

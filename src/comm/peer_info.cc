@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <fstream>
 #include <vector>
 
@@ -51,10 +52,11 @@ PeerInfo PeerInfo::deserialize(const std::string& text, int fromRank) {
   }
   PeerInfo info;
   info.hostId = fields[1];
-  try {
-    info.pid = std::stoi(fields[2]);
-  } catch (const std::exception&) {
-    raise(ErrorCode::InvalidUsage, "rank {} sent a malformed pid '{}'", fromRank, fields[2]);
+  // Canonical digits only, so one pid has one spelling (the fuzzer checks round trips).
+  const std::string& pid = fields[2];
+  const auto [end, ec] = std::from_chars(pid.data(), pid.data() + pid.size(), info.pid);
+  if (ec != std::errc() || end != pid.data() + pid.size() || info.pid <= 0 || pid[0] == '0') {
+    raise(ErrorCode::InvalidUsage, "rank {} sent a malformed pid '{}'", fromRank, pid);
   }
   info.tcpAddress = fields[3];
   info.configSignature = fields[4];

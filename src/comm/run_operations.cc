@@ -192,7 +192,9 @@ void runPointToPoint(Comm& comm, std::span<const Operation* const> ops) {
 }  // namespace
 
 void runOperations(Comm& comm, std::span<const Operation> ops) {
+  if (ops.empty()) return;
   std::vector<const Operation*> pointToPoint;
+  const StatusScope status(comm, ops.front().collective, ops.front().count);
   try {
     for (const Operation& op : ops) {
       if (op.collective == Collective::Send || op.collective == Collective::Recv) {

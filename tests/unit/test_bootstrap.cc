@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <thread>
 
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/rendezvous_parser.h"
 #include "bootstrap/rendezvous_protocol.h"
 #include "core/error.h"
 #include "core/socket.h"
@@ -189,12 +192,245 @@ TEST(Bootstrap, DisconnectedRankIsRemoteErrorOnTheOthers) {
         ADD_FAILURE() << "allGather succeeded without rank 2";
       } catch (const Error& e) {
         EXPECT_EQ(e.code(), ErrorCode::RemoteError);
-        EXPECT_NE(std::string(e.what()).find("rank 2 disconnected"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("rank 2 (pid "), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("disconnected without leaving"), std::string::npos)
+            << e.what();
       }
       EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
     });
   }
   for (auto& t : threads) t.join();
+}
+
+// Joins `nranks` ranks concurrently and returns them, indexed by rank.
+std::vector<std::unique_ptr<Bootstrap>> joinAll(const UniqueId& id, int nranks) {
+  std::vector<std::unique_ptr<Bootstrap>> boots(nranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < nranks; ++r) {
+    threads.emplace_back(
+        [&, r] { boots[r] = Bootstrap::join(id, r, nranks, Deadline::after(5s)); });
+  }
+  for (auto& t : threads) t.join();
+  return boots;
+}
+
+// Calls checkPeers every millisecond until it throws or `limit` passes.
+// Returns the error (empty if none) and how long it took to appear.
+std::pair<std::string, std::chrono::microseconds> pollPeers(Bootstrap& boot,
+                                                            std::chrono::milliseconds limit,
+                                                            ErrorCode* code = nullptr) {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < limit) {
+    try {
+      boot.checkPeers();
+    } catch (const Error& e) {
+      if (code != nullptr) *code = e.code();
+      return {e.what(), std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::steady_clock::now() - start)};
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  return {"", limit};
+}
+
+TEST(BootstrapLiveness, DeadRankIsNamedByCheckPeersWithinMilliseconds) {
+  const UniqueId id = loopbackServer();
+  auto boots = joinAll(id, 4);
+  for (auto& boot : boots) boot->checkPeers();  // healthy: nothing to report
+  boots[3].reset();  // closes its socket without leave(): as if the process died
+  for (int r = 0; r < 3; ++r) {
+    ErrorCode code{};
+    const auto [error, took] = pollPeers(*boots[r], 3s, &code);
+    EXPECT_EQ(code, ErrorCode::RemoteError);
+    EXPECT_NE(error.find("rank 3 (pid "), std::string::npos) << error;
+    EXPECT_NE(error.find("disconnected without leaving"), std::string::npos) << error;
+    // Event-driven on both sides: normally well under a millisecond.
+    RecordProperty("rank" + std::to_string(r) + "_latency_us", static_cast<int>(took.count()));
+    EXPECT_LT(took, 500ms) << "rank " << r << " saw the failure only after " << took.count()
+                           << " us";
+    // Sticky: every later call reports the same failure.
+    try {
+      boots[r]->checkPeers();
+      ADD_FAILURE() << "checkPeers forgot the failure";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), error);
+    }
+    try {
+      boots[r]->barrier(Deadline::after(5s));
+      ADD_FAILURE() << "barrier succeeded without rank 3";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::RemoteError);
+      EXPECT_EQ(std::string(e.what()), error);
+    }
+  }
+}
+
+TEST(BootstrapLiveness, CleanLeaveIsNotAFailure) {
+  const UniqueId id = loopbackServer();
+  auto boots = joinAll(id, 3);
+  boots[2]->leave();
+  boots[2]->leave();       // idempotent
+  boots[2]->checkPeers();  // a departed rank has nothing to check
+  boots[2].reset();
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(pollPeers(*boots[r], 150ms).first, "");
+  // The others may still leave cleanly too, in any order.
+  boots[0]->leave();
+  EXPECT_EQ(pollPeers(*boots[1], 50ms).first, "");
+}
+
+TEST(BootstrapLiveness, RoundAfterACleanLeaveNamesTheLeaver) {
+  const UniqueId id = loopbackServer();
+  auto boots = joinAll(id, 3);
+  boots[1]->leave();
+  boots[1].reset();
+  for (int r : {0, 2}) {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      boots[r]->allGather("x", Deadline::after(10s));
+      ADD_FAILURE() << "allGather completed without rank 1";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::RemoteError);
+      EXPECT_NE(std::string(e.what()).find("rank 1 (pid "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("already left the communicator"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  }
+}
+
+TEST(BootstrapLiveness, RoundWaitingWhenARankLeavesFailsAtOnce) {
+  const UniqueId id = loopbackServer();
+  auto boots = joinAll(id, 2);
+  std::string error;
+  std::thread waiter([&] {
+    try {
+      boots[0]->allGather("x", Deadline::after(10s));
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  });
+  std::this_thread::sleep_for(100ms);  // normally rank 0's blob is at the server by now
+  boots[1]->leave();
+  boots[1].reset();
+  waiter.join();
+  EXPECT_NE(error.find("rank 1 (pid "), std::string::npos) << error;
+  EXPECT_NE(error.find("already left"), std::string::npos) << error;
+}
+
+TEST(BootstrapLiveness, MalformedMessageFromAJoinedRankIsReported) {
+  const UniqueId id = loopbackServer();
+  std::unique_ptr<Bootstrap> rank0;
+  std::thread joiner([&] { rank0 = Bootstrap::join(id, 0, 2, Deadline::after(5s)); });
+  // Rank 1 is a raw socket: a valid hello, then a message of unknown kind.
+  std::string bytes = helloBytes(id.secret, 1, 2);
+  const Socket rank1 = strayConnection(id, bytes);
+  joiner.join();
+  ASSERT_NE(rank0, nullptr);
+  const std::string junk = rendezvous::messageHeader(static_cast<rendezvous::MessageKind>(77), 0);
+  sendAll(rank1.fd(), junk.data(), junk.size(), Deadline::after(3s), nullptr, "server");
+  const auto [error, took] = pollPeers(*rank0, 3s);
+  EXPECT_NE(error.find("rank 1 (pid 0 on host ?)"), std::string::npos) << error;
+  EXPECT_NE(error.find("malformed"), std::string::npos) << error;
+}
+
+// A hand-driven server: accepts one client, checks its hello and then writes
+// whatever bytes the test wants, in whatever pieces.
+class FakeServer {
+ public:
+  FakeServer() : listener_(listenTcp("127.0.0.1", 0)) {
+    id_.host = "127.0.0.1";
+    id_.port = SocketAddress::local(listener_.fd()).port();
+    id_.secret[0] = 42;
+  }
+  const UniqueId& id() const { return id_; }
+
+  /// Accepts the client, reads its hello and answers Ok.
+  rendezvous::Hello acceptAndWelcome() {
+    waitReady(listener_.fd(), POLLIN, Deadline::after(5s), nullptr, "client");
+    client_ = Socket(::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    EXPECT_TRUE(client_.valid());
+    uint8_t bytes[rendezvous::kHelloBytes];
+    recvAll(client_.fd(), bytes, sizeof(bytes), Deadline::after(5s), nullptr, "client");
+    rendezvous::Hello hello;
+    EXPECT_EQ(rendezvous::decodeHello(bytes, &hello), "");
+    send(rendezvous::frame(rendezvous::FrameKind::Ok, ""));
+    return hello;
+  }
+  void send(const std::string& bytes) {
+    sendAll(client_.fd(), bytes.data(), bytes.size(), Deadline::after(5s), nullptr, "client");
+  }
+  /// Reads one client message header and payload.
+  std::string receiveRound() {
+    uint8_t header[rendezvous::kMessageHeaderBytes];
+    recvAll(client_.fd(), header, sizeof(header), Deadline::after(5s), nullptr, "client");
+    EXPECT_EQ(wire::getU32(header), static_cast<uint32_t>(rendezvous::MessageKind::Round));
+    std::string blob(wire::getU32(header + 4), '\0');
+    recvAll(client_.fd(), blob.data(), blob.size(), Deadline::after(5s), nullptr, "client");
+    return blob;
+  }
+
+ private:
+  Socket listener_;
+  Socket client_;
+  UniqueId id_;
+};
+
+TEST(BootstrapLiveness, ErrorFrameArrivingByteByByteIsReadWhole) {
+  FakeServer server;
+  std::unique_ptr<Bootstrap> boot;
+  std::thread joiner([&] { boot = Bootstrap::join(server.id(), 0, 2, Deadline::after(5s)); });
+  const rendezvous::Hello hello = server.acceptAndWelcome();
+  joiner.join();
+  ASSERT_NE(boot, nullptr);
+  EXPECT_EQ(hello.pid, static_cast<uint32_t>(::getpid()));
+  EXPECT_FALSE(hello.host.empty());
+  const std::string message = "rank 1 (pid 7 on host h) disconnected without leaving";
+  const std::string bytes = rendezvous::frame(rendezvous::FrameKind::Error, message);
+  for (size_t i = 0; i + 1 < bytes.size(); ++i) {
+    server.send(bytes.substr(i, 1));
+    std::this_thread::sleep_for(200us);
+    ASSERT_NO_THROW(boot->checkPeers()) << "after byte " << i;
+  }
+  server.send(bytes.substr(bytes.size() - 1));
+  ErrorCode code{};
+  EXPECT_EQ(pollPeers(*boot, 3s, &code).first, message);
+  EXPECT_EQ(code, ErrorCode::RemoteError);
+}
+
+TEST(BootstrapLiveness, GatherSplitBetweenCheckPeersAndAllGatherStillParses) {
+  FakeServer server;
+  std::unique_ptr<Bootstrap> boot;
+  std::thread joiner([&] { boot = Bootstrap::join(server.id(), 1, 2, Deadline::after(5s)); });
+  server.acceptAndWelcome();
+  joiner.join();
+  ASSERT_NE(boot, nullptr);
+  const std::string gather =
+      rendezvous::frame(rendezvous::FrameKind::Gather, rendezvous::encodeGather({"zero", "one!"}));
+  // The first half arrives early (checkPeers buffers it); the rest only once
+  // the round was sent. A client that dropped the half would misparse.
+  server.send(gather.substr(0, 11));
+  std::this_thread::sleep_for(20ms);
+  ASSERT_NO_THROW(boot->checkPeers());
+  std::thread finisher([&] {
+    EXPECT_EQ(server.receiveRound(), "one!");
+    server.send(gather.substr(11));
+  });
+  const auto all = boot->allGather("one!", Deadline::after(5s));
+  finisher.join();
+  EXPECT_EQ(all, (std::vector<std::string>{"zero", "one!"}));
+  EXPECT_NO_THROW(boot->checkPeers());
+}
+
+TEST(BootstrapLiveness, ServerExitIsReportedByCheckPeers) {
+  auto server = std::make_unique<FakeServer>();
+  std::unique_ptr<Bootstrap> boot;
+  std::thread joiner([&] { boot = Bootstrap::join(server->id(), 0, 2, Deadline::after(5s)); });
+  server->acceptAndWelcome();
+  joiner.join();
+  ASSERT_NE(boot, nullptr);
+  server.reset();
+  const auto [error, took] = pollPeers(*boot, 3s);
+  EXPECT_NE(error.find("closed its connection"), std::string::npos) << error;
 }
 
 uint16_t unusedPort() {

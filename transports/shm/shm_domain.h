@@ -44,6 +44,7 @@ class ShmDomain {
   Doorbell& doorbellOf(int rank) { return header(rank)->doorbell; }
   /// Valid for self and attached peers only.
   ArenaView arena(int rank);
+  SegmentHeader& headerOf(int rank) { return *header(rank); }
   bool isMapped(int rank) const;
   size_t arenaBytes() const { return layout_.arenaBytes; }
   size_t slotBytes() const { return layout_.slotBytes; }

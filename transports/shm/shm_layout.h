@@ -28,6 +28,16 @@ struct alignas(64) SmallSlot {
 };
 inline constexpr size_t kSmallSlotBytes = sizeof(SmallSlot::data);
 
+/// What a rank is doing, published for hang reports: when a wait times out,
+/// the error names what every local peer was in. Written by its rank at the
+/// start and end of each collective (own cache line, never read on the hot path).
+struct alignas(64) RankStatus {
+  std::atomic<uint64_t> sequence;    // collectives started on this comm
+  std::atomic<uint32_t> collective;  // a Collective value, while busy
+  std::atomic<uint32_t> busy;        // 1 inside a collective or group
+  std::atomic<uint64_t> count;
+};
+
 struct alignas(64) SegmentHeader {
   uint64_t magic;
   int32_t rank;
@@ -40,6 +50,7 @@ struct alignas(64) SegmentHeader {
   alignas(64) std::atomic<uint64_t> inputSeq;
   alignas(64) std::atomic<uint64_t> outputSeq;
   SmallSlot small[2];  // by round parity
+  RankStatus status;
 };
 
 struct FifoControl {

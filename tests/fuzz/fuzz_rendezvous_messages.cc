@@ -1,0 +1,110 @@
+// Fuzzes what the rendezvous server parses from a client (one hello, then
+// Round/Leave messages) with the MessageParser the server itself uses.
+// Invariants:
+//  - fed whole or in random pieces, the parser yields the same messages and
+//    the same error: a message split by the network is never lost or misread;
+//  - the messages re-encode to exactly the bytes consumed (canonical format);
+//  - what stays buffered is less than one bounded message.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bootstrap/rendezvous_parser.h"
+#include "core/error.h"
+#include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/fuzz_split.h"
+
+namespace {
+
+using namespace loom::rendezvous;
+
+struct Outcome {
+  std::vector<std::string> encoded;  // each message, re-encoded
+  std::string error;
+  size_t buffered = 0;
+};
+
+std::string encode(const ClientMessage& m) {
+  switch (m.kind) {
+    case ClientMessage::Kind::Hello: {
+      std::string bytes(kHelloBytes, '\0');
+      encodeHello(m.hello, reinterpret_cast<uint8_t*>(bytes.data()));
+      return bytes;
+    }
+    case ClientMessage::Kind::Round:
+      FUZZ_CHECK(m.blob.size() <= kMaxBlobBytes);
+      return message(MessageKind::Round, m.blob);
+    case ClientMessage::Kind::Leave:
+      FUZZ_CHECK(m.blob.empty());
+      return message(MessageKind::Leave, "");
+  }
+  FUZZ_CHECK(false);
+  return {};
+}
+
+// Drains every complete message; false once the parser reported an error.
+bool drain(MessageParser& parser, Outcome& out) {
+  try {
+    while (auto m = parser.next()) {
+      // Only the first message may be a hello, and it must be first.
+      FUZZ_CHECK((m->kind == ClientMessage::Kind::Hello) == out.encoded.empty());
+      out.encoded.push_back(encode(*m));
+    }
+    return true;
+  } catch (const loom::Error& e) {
+    FUZZ_CHECK(e.code() == loom::ErrorCode::RemoteError);
+    out.error = e.what();
+    // Sticky: the same error again, whatever is fed next.
+    parser.feed("x", 1);
+    try {
+      parser.next();
+      FUZZ_CHECK(false);
+    } catch (const loom::Error& again) {
+      FUZZ_CHECK(out.error == again.what());
+    }
+    return false;
+  }
+}
+
+Outcome parse(const uint8_t* data, size_t size, std::optional<uint32_t> seed) {
+  MessageParser parser;
+  Outcome out;
+  if (!seed) {
+    parser.feed(data, size);
+    drain(parser, out);
+  } else {
+    loom::fuzz::Splitter split(*seed);
+    size_t at = 0;
+    while (at < size) {
+      const size_t n = std::min(split.next(), size - at);
+      parser.feed(data + at, n);
+      at += n;
+      if (!drain(parser, out)) break;
+    }
+  }
+  out.buffered = parser.buffered();
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const uint32_t seed = data[0];
+  const Outcome whole = parse(data + 1, size - 1, std::nullopt);
+  const Outcome pieces = parse(data + 1, size - 1, seed);
+  FUZZ_CHECK(whole.encoded == pieces.encoded);
+  FUZZ_CHECK(whole.error == pieces.error);
+  std::string consumed;
+  for (const auto& m : whole.encoded) consumed += m;
+  FUZZ_CHECK(consumed.size() <= size - 1);
+  FUZZ_CHECK(consumed.compare(0, consumed.size(), reinterpret_cast<const char*>(data + 1),
+                              consumed.size()) == 0);
+  if (whole.error.empty()) {
+    FUZZ_CHECK(consumed.size() + whole.buffered == size - 1);
+    FUZZ_CHECK(whole.buffered < kMessageHeaderBytes + kMaxBlobBytes || whole.encoded.empty());
+    if (whole.encoded.empty()) FUZZ_CHECK(whole.buffered < kHelloBytes);
+  }
+  return 0;
+}

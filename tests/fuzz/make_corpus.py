@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus under tests/fuzz/corpus/<target>/: a few valid inputs
+of each format (so the fuzzers start past the magic numbers) and a few broken
+ones. Deterministic; rerun after a wire format changes."""
+import os
+import struct
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def fnv1a(data, h=0xCBF29CE484222325):
+    for b in data:
+        h ^= b
+        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def unique_id(family, port, addr, secret):
+    b = bytearray(128)
+    b[0:8] = b"LOOMID01"
+    struct.pack_into("<HHH", b, 8, 1, family, port)
+    b[16:16 + len(addr)] = addr
+    b[32:48] = secret
+    struct.pack_into("<Q", b, 120, fnv1a(bytes(b[:120])))
+    return bytes(b)
+
+
+def hello(rank, nranks, pid=1234, host=b"node7", secret=bytes(range(16))):
+    b = bytearray(104)
+    b[0:8] = b"LOOMBS02"
+    b[8:24] = secret
+    struct.pack_into("<IIII", b, 24, rank, nranks, pid, len(host))
+    b[40:40 + len(host)] = host
+    return bytes(b)
+
+
+def message(kind, payload=b""):
+    return struct.pack("<II", kind, len(payload)) + payload
+
+
+def frame(kind, payload=b""):
+    return struct.pack("<IIQ", kind, 0, len(payload)) + payload
+
+
+def gather(blobs):
+    return b"".join(struct.pack("<I", len(x)) + x for x in blobs)
+
+
+def tcp_hello(tag, rank, index, sockets, slot):
+    return b"LOOMTCP1" + struct.pack("<QIIII", tag, rank, index, sockets, slot)
+
+
+def tcp_ack(tag, rank):
+    return b"LOOMTCPA" + struct.pack("<QII", tag, rank, 0)
+
+
+def peer(host, pid, addr, sig):
+    return b"loom-peer-1\n%s\n%s\n%s\n%s" % (host, pid, addr, sig)
+
+
+def seeds():
+    v4 = unique_id(4, 40123, bytes([127, 0, 0, 1]), bytes(range(16)))
+    v6 = unique_id(6, 5555, bytes(15) + b"\x01", bytes(16))
+    yield "unique_id", {
+        "ipv4": v4,
+        "ipv6": v6,
+        "ipv4_hex": v4.hex().encode(),
+        "ipv6_hex_upper": v6.hex().upper().encode(),
+        "bad_checksum": v4[:120] + bytes(8),
+        "short_hex": b"abc",
+        "bad_digit_hex": b"zz" + v4.hex().encode()[2:],
+    }
+    h = hello(1, 4)
+    yield "rendezvous_messages", {
+        # The first byte of each input seeds how the stream is split.
+        "hello": b"\x07" + h,
+        "hello_rounds_leave": b"\x03" + h + message(1, b"abc") + message(1) + message(2),
+        "big_round": b"\x11" + h + message(1, bytes(range(256)) * 8),
+        "bad_magic": b"\x01" + b"LOOMBS01" + h[8:],
+        "long_host": b"\x05" + h[:36] + struct.pack("<I", 65) + h[40:],
+        "bad_kind": b"\x09" + h + message(9),
+        "leave_with_payload": b"\x02" + h + message(2, b"x"),
+        "partial": b"\x04" + h[:50],
+    }
+    # First byte: split seed; second: world size - 1 (mod 8).
+    g = gather([b"zero", b"", b"two" * 10])
+    yield "rendezvous_frames", {
+        "ok": b"\x01\x02" + frame(1),
+        "ok_error": b"\x05\x02" + frame(1) + frame(2, b"rank 3 (pid 9 on host h) disconnected"),
+        "gather3": b"\x07\x02" + frame(3, g),
+        "gather_rounds": b"\x08\x00" + frame(3, gather([b"a"])) + frame(3, gather([b""])),
+        "ok_with_payload": b"\x02\x00" + frame(1, b"x"),
+        "reserved_set": b"\x02\x00" + struct.pack("<IIQ", 2, 1, 0),
+        "huge_error": b"\x03\x00" + struct.pack("<IIQ", 2, 0, 1 << 40),
+        "gather_trailing": b"\x04\x00" + frame(3, gather([b"a"]) + b"zz"),
+    }
+    yield "tcp_wire", {
+        "hello": tcp_hello(0x1122334455667788, 3, 1, 4, 1 << 20),
+        "ack": tcp_ack(0x1122334455667788, 5) + bytes(8),
+        "ack_reserved_set": b"LOOMTCPA" + struct.pack("<QII", 1, 2, 3) + bytes(8),
+        "garbage": b"LOOMTCPX" + bytes(24),
+    }
+    yield "peer_info", {
+        "valid": peer(b"node7/0c8a-boot", b"4242", b"10.0.0.7:41000", b"sig-1"),
+        "empty_fields": peer(b"", b"0", b"", b""),
+        "bad_pid": peer(b"h", b"12x", b"a", b"s"),
+        "huge_pid": peer(b"h", b"99999999999999", b"a", b"s"),
+        "four_fields": b"loom-peer-1\nh\n1\na",
+        "wrong_version": b"loom-peer-9\nh\n1\na\ns",
+    }
+
+
+def main():
+    for target, files in seeds():
+        folder = os.path.join(ROOT, target)
+        os.makedirs(folder, exist_ok=True)
+        for name, data in files.items():
+            with open(os.path.join(folder, name), "wb") as out:
+                out.write(data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
