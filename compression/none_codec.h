@@ -1,0 +1,28 @@
+// The identity codec: fp32 on the wire, lossless for fp32, fp16 and bf16.
+// A collective configured with `none` should skip the codec altogether; this
+// class exists so that the codec plumbing can be tested without any loss.
+#pragma once
+
+#include "compression/codec.h"
+
+namespace loom {
+
+class NoneCodec final : public Codec {
+ public:
+  explicit NoneCodec(const CodecConfig& config) : config_(config) {}
+  const CodecConfig& config() const override { return config_; }
+  size_t encodedBytes(size_t n) const override { return n * sizeof(float); }
+
+
+ protected:
+  size_t encodeImpl(const void* src, DataType type, size_t n, void* dst,
+                    const EncodeContext& context) const override;
+  void decodeImpl(const void* src, size_t srcBytes, size_t n, DataType type,
+                  void* out) const override;
+  void decodeAccumulateImpl(const void* src, size_t srcBytes, size_t n, float* acc) const override;
+
+ private:
+  CodecConfig config_;
+};
+
+}  // namespace loom
