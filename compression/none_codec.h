@@ -13,7 +13,6 @@ class NoneCodec final : public Codec {
   const CodecConfig& config() const override { return config_; }
   size_t encodedBytes(size_t n) const override { return n * sizeof(float); }
 
-
  protected:
   size_t encodeImpl(const void* src, DataType type, size_t n, void* dst,
                     const EncodeContext& context) const override;

@@ -176,18 +176,76 @@ std::string describeStatus(int status) {
   return out.str();
 }
 
+/// Forks the process that creates the unique id and hosts its rendezvous
+/// thread; returns an error text, empty on success.
+std::string startIdHost(loomUniqueId* id, pid_t* host) {
+  int p[2];
+  if (::pipe(p) != 0) return std::string("pipe failed: ") + std::strerror(errno);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return std::string("fork failed: ") + std::strerror(errno);
+  if (pid == 0) {
+    ::close(p[0]);
+    loomUniqueId made;
+    const loomResult_t rc = loomGetUniqueId(&made);
+    writeAll(p[1], &rc, sizeof rc);
+    writeAll(p[1], &made, sizeof made);
+    ::close(p[1]);
+    // Host the rendezvous until the parent kills us after the run.
+    for (;;) ::pause();
+  }
+  ::close(p[1]);
+  *host = pid;
+  loomResult_t rc = loomInternalError;
+  size_t got = 0;
+  char buf[sizeof rc + sizeof *id];
+  while (got < sizeof buf) {
+    const ssize_t n = ::read(p[0], buf + got, sizeof buf - got);
+    if (n > 0) {
+      got += static_cast<size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  ::close(p[0]);
+  if (got != sizeof buf) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return "the id host exited before handing over the unique id";
+  }
+  std::memcpy(&rc, buf, sizeof rc);
+  std::memcpy(id, buf + sizeof rc, sizeof *id);
+  if (rc != loomSuccess) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return callError("loomGetUniqueId", rc, nullptr);
+  }
+  return "";
+}
+
 std::vector<RankResult> runProcesses(const RunOptions& options, const RankBody& body) {
   const int n = options.nranks;
   std::vector<RankResult> results(n);
-  // The id's listener thread lives in this process; children only connect to
-  // it. No other loom call happens here before fork.
+  // The id's rendezvous thread must not live in this process: forking a
+  // process that has threads can leave a child deadlocked on a lock one of them
+  // held (malloc's, or a sanitizer's). A first child creates the id, hands it
+  // over through a pipe and hosts the rendezvous until the run is over.
   loomUniqueId id;
-  const loomResult_t rc = loomGetUniqueId(&id);
-  if (rc != loomSuccess) {
-    const std::string why = callError("loomGetUniqueId", rc, nullptr);
+  pid_t idHost = -1;
+  if (const std::string why = startIdHost(&id, &idHost); !why.empty()) {
     for (auto& r : results) r.death = why;
     return results;
   }
+  struct IdHostReaper {
+    pid_t pid;
+    ~IdHostReaper() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reaper{idHost};
   std::fflush(stdout);
   std::fflush(stderr);
   std::vector<pid_t> pids(n, -1);

@@ -73,8 +73,10 @@ const size_t kHuge = SIZE_MAX / 2;  // times 4 bytes (and nranks) overflows size
 
 std::vector<BadCall> badCalls() {
   const loomDataType_t f32 = loomFloat32;
-  const auto badTypes = {loomNumTypes, static_cast<loomDataType_t>(-1)};
-  const auto badOps = {loomNumOps, static_cast<loomRedOp_t>(-1)};
+  // Kept as ints and converted only at the call: a C caller may pass any int,
+  // but in C++ an enum object holding an out-of-range value is undefined (UBSan).
+  const auto badTypes = {static_cast<int>(loomNumTypes), -1};
+  const auto badOps = {static_cast<int>(loomNumOps), -1};
   std::vector<BadCall> t;
   auto add = [&](std::string name, loomResult_t rc,
                  std::function<loomResult_t(loomComm_t, int, Buffers&)> f) {
@@ -158,31 +160,37 @@ std::vector<BadCall> badCalls() {
   });
 
   // Types and ops outside their enums.
-  for (loomDataType_t ty : badTypes) {
-    const std::string s = " type " + std::to_string(static_cast<int>(ty));
+  for (int tyValue : badTypes) {
+    const std::string s = " type " + std::to_string(tyValue);
     add("AllReduce" + s, bad, [=](loomComm_t c, int, Buffers& b) {
-      return loomAllReduce(b.send.data(), b.recv.data(), 4, ty, loomSum, c, nullptr);
+      return loomAllReduce(b.send.data(), b.recv.data(), 4, static_cast<loomDataType_t>(tyValue),
+                           loomSum, c, nullptr);
     });
     add("AllGather" + s, bad, [=](loomComm_t c, int, Buffers& b) {
-      return loomAllGather(b.send.data(), b.recv.data(), 4, ty, c, nullptr);
+      return loomAllGather(b.send.data(), b.recv.data(), 4, static_cast<loomDataType_t>(tyValue), c,
+                           nullptr);
     });
     add("Broadcast" + s, bad, [=](loomComm_t c, int, Buffers& b) {
-      return loomBroadcast(b.send.data(), b.recv.data(), 4, ty, 0, c, nullptr);
+      return loomBroadcast(b.send.data(), b.recv.data(), 4, static_cast<loomDataType_t>(tyValue), 0,
+                           c, nullptr);
     });
     add("Recv" + s, bad, [=](loomComm_t c, int, Buffers& b) {
-      return loomRecv(b.recv.data(), 4, ty, 0, c, nullptr);
+      return loomRecv(b.recv.data(), 4, static_cast<loomDataType_t>(tyValue), 0, c, nullptr);
     });
   }
-  for (loomRedOp_t op : badOps) {
-    const std::string s = " op " + std::to_string(static_cast<int>(op));
+  for (int opValue : badOps) {
+    const std::string s = " op " + std::to_string(opValue);
     add("AllReduce" + s, bad, [=](loomComm_t c, int, Buffers& b) {
-      return loomAllReduce(b.send.data(), b.recv.data(), 4, f32, op, c, nullptr);
+      return loomAllReduce(b.send.data(), b.recv.data(), 4, f32, static_cast<loomRedOp_t>(opValue),
+                           c, nullptr);
     });
     add("ReduceScatter" + s, bad, [=](loomComm_t c, int, Buffers& b) {
-      return loomReduceScatter(b.send.data(), b.recv.data(), 4, f32, op, c, nullptr);
+      return loomReduceScatter(b.send.data(), b.recv.data(), 4, f32,
+                               static_cast<loomRedOp_t>(opValue), c, nullptr);
     });
     add("Reduce" + s, bad, [=](loomComm_t c, int, Buffers& b) {
-      return loomReduce(b.send.data(), b.recv.data(), 4, f32, op, 0, c, nullptr);
+      return loomReduce(b.send.data(), b.recv.data(), 4, f32, static_cast<loomRedOp_t>(opValue), 0,
+                        c, nullptr);
     });
   }
 

@@ -60,7 +60,7 @@ std::vector<uint32_t> keptIndices(const std::vector<uint8_t>& bytes) {
   uint32_t count;
   std::memcpy(&count, bytes.data(), 4);
   std::vector<uint32_t> idx(count);
-  std::memcpy(idx.data(), bytes.data() + 4, 4 * count);
+  if (count > 0) std::memcpy(idx.data(), bytes.data() + 4, 4 * count);
   return idx;
 }
 
