@@ -70,6 +70,21 @@ typedef enum {
   loomNumOps = 5
 } loomRedOp_t;
 
+/// In-flight compression (docs/compression.md).
+typedef enum {
+  loomCompressNone = 0,
+  loomCompressInt8 = 1,  ///< block-wise absmax int8, one fp32 scale per block
+  loomCompressTopK = 2   ///< keep the largest-magnitude `ratio` of each chunk
+} loomCompressionKind_t;
+
+typedef struct {
+  loomCompressionKind_t kind;
+  int block;       ///< int8: elements per scale, a power of two in [8, 65536]; 0 = default (256)
+  double ratio;    ///< topk: kept fraction in (0, 1]; 0 = default (0.01)
+  uint64_t seed;   ///< int8 stochastic rounding: the same on every rank
+  int stochastic;  ///< int8: 1 = stochastic rounding, 0 = round to nearest
+} loomCompression;
+
 /// Passing this as `color` to loomCommSplit leaves the rank out of every new comm.
 #define LOOM_SPLIT_NOCOLOR (-1)
 
@@ -139,6 +154,21 @@ loomResult_t loomSend(const void* sendbuff, size_t count, loomDataType_t datatyp
                       loomComm_t comm, loomStream_t stream);
 loomResult_t loomRecv(void* recvbuff, size_t count, loomDataType_t datatype, int peer,
                       loomComm_t comm, loomStream_t stream);
+
+/// Compressed forms, for float32/float16/bfloat16 with sum or avg (all-gather:
+/// any of those types). Every rank ends with the same bytes. `compression` NULL
+/// means the communicator's default (LOOM_COMPRESS, else none); kind none is exact.
+loomResult_t loomAllReduceEx(const void* sendbuff, void* recvbuff, size_t count,
+                             loomDataType_t datatype, loomRedOp_t op,
+                             const loomCompression* compression, loomComm_t comm,
+                             loomStream_t stream);
+loomResult_t loomReduceScatterEx(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                 loomDataType_t datatype, loomRedOp_t op,
+                                 const loomCompression* compression, loomComm_t comm,
+                                 loomStream_t stream);
+loomResult_t loomAllGatherEx(const void* sendbuff, void* recvbuff, size_t sendcount,
+                             loomDataType_t datatype, const loomCompression* compression,
+                             loomComm_t comm, loomStream_t stream);
 
 /// Calls between GroupStart and GroupEnd (on this thread) are queued and run
 /// together at GroupEnd. Groups nest; the outermost GroupEnd runs them.

@@ -51,9 +51,54 @@ void requireOut(T* p, const char* name) {
   if (p == nullptr) loom::raise(ErrorCode::InvalidArgument, "{} is NULL", name);
 }
 
-loomResult_t submit(const char* function, loomComm_t handle, const loom::Operation& op) {
+/// Whether the communicator's default codec (LOOM_COMPRESS) applies: float data
+/// and, for reductions, sum or avg; plain calls only for the gradient
+/// reductions, Ex calls (with a NULL compression) for all-gather too.
+bool usesDefaultCodec(const loom::Operation& op, bool explicitCall) {
+  const bool floatType = op.type == loom::DataType::Float32 || op.type == loom::DataType::Float16 ||
+                         op.type == loom::DataType::Bfloat16;
+  const bool sumLike = op.op == loom::ReduceOp::Sum || op.op == loom::ReduceOp::Avg;
+  if (op.collective == Collective::AllGather) return explicitCall && floatType;
+  return floatType && sumLike &&
+         (op.collective == Collective::AllReduce || op.collective == Collective::ReduceScatter);
+}
+
+loom::CodecConfig codecFrom(const loomCompression& c) {
+  loom::CodecConfig config;
+  switch (c.kind) {
+    case loomCompressNone:
+      config.kind = loom::CodecKind::None;
+      break;
+    case loomCompressInt8:
+      config.kind = loom::CodecKind::Int8;
+      break;
+    case loomCompressTopK:
+      config.kind = loom::CodecKind::Topk;
+      break;
+    default:
+      loom::raise(ErrorCode::InvalidArgument, "compression kind {} is not a loomCompressionKind_t",
+                  static_cast<int>(c.kind));
+  }
+  if (c.block < 0) loom::raise(ErrorCode::InvalidArgument, "compression block {} < 0", c.block);
+  if (c.block > 0) config.block = static_cast<uint32_t>(c.block);
+  if (c.ratio != 0) config.ratio = c.ratio;
+  config.seed = c.seed;
+  config.stochastic = c.stochastic != 0;
+  loom::validateCodecConfig(config);
+  return config;
+}
+
+/// `compression` NULL: the comm's default for plain gradient reductions.
+/// `explicitCall`: the Ex entry points, where NULL also means the default.
+loomResult_t submit(const char* function, loomComm_t handle, loom::Operation op,
+                    const loomCompression* compression = nullptr, bool explicitCall = false) {
   return guarded(function, [&] {
     loom::Comm& comm = loom::checkedComm(handle);
+    if (compression != nullptr) {
+      op.codec = codecFrom(*compression);
+    } else if (usesDefaultCodec(op, explicitCall)) {
+      op.codec = comm.config.defaultCodec;
+    }
     if (comm.aborted.load()) {
       loom::raise(ErrorCode::Aborted, "communicator was aborted (loomCommAbort)");
     }
@@ -235,6 +280,31 @@ loomResult_t loomAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            loomDataType_t datatype, loomRedOp_t op, loomComm_t comm, loomStream_t) {
   return submit("loomAllReduce", comm,
                 makeOp(Collective::AllReduce, sendbuff, recvbuff, count, datatype, op, 0));
+}
+
+loomResult_t loomAllReduceEx(const void* sendbuff, void* recvbuff, size_t count,
+                             loomDataType_t datatype, loomRedOp_t op,
+                             const loomCompression* compression, loomComm_t comm, loomStream_t) {
+  return submit("loomAllReduceEx", comm,
+                makeOp(Collective::AllReduce, sendbuff, recvbuff, count, datatype, op, 0),
+                compression, true);
+}
+
+loomResult_t loomReduceScatterEx(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                 loomDataType_t datatype, loomRedOp_t op,
+                                 const loomCompression* compression, loomComm_t comm,
+                                 loomStream_t) {
+  return submit("loomReduceScatterEx", comm,
+                makeOp(Collective::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0),
+                compression, true);
+}
+
+loomResult_t loomAllGatherEx(const void* sendbuff, void* recvbuff, size_t sendcount,
+                             loomDataType_t datatype, const loomCompression* compression,
+                             loomComm_t comm, loomStream_t) {
+  return submit("loomAllGatherEx", comm,
+                makeOp(Collective::AllGather, sendbuff, recvbuff, sendcount, datatype, loomSum, 0),
+                compression, true);
 }
 
 loomResult_t loomAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,

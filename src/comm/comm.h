@@ -44,12 +44,13 @@ struct loomComm {
   loom::WaitPolicy waitPolicy;                     // how this rank's waits behave
 
   std::atomic<bool> aborted{false};
-  bool leaveCleanly = true;  // false after abort: peers should hear of it as a failure
+  bool leaveCleanly = true;        // false after abort: peers should hear of it as a failure
   std::atomic<int> asyncError{0};  // a loomResult_t
   std::atomic<int> activeCalls{0};
 
   uint64_t directRound = 0;      // rounds of the direct algorithm, equal on all ranks
   uint64_t collectiveCount = 0;  // collectives issued, for error messages
+  uint64_t compressedCalls = 0;  // stochastic-rounding counter, equal on all ranks
 
   using PlanKey = std::tuple<int, int, size_t, int, bool>;
   std::map<PlanKey, std::shared_ptr<const loom::RankPlan>> planCache;

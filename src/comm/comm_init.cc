@@ -125,9 +125,9 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   wait.spinMicros = comm->config.spinMicros;
   // More ranks than cores on this host: a spinning rank only delays the peer
   // that shares its core, so go straight to yielding unless told otherwise.
-  const long localRanks = static_cast<long>(std::count_if(
-      comm->peers.begin(), comm->peers.end(),
-      [&](const PeerInfo& p) { return p.hostId == comm->peers[comm->rank].hostId; }));
+  const long localRanks = static_cast<long>(
+      std::count_if(comm->peers.begin(), comm->peers.end(),
+                    [&](const PeerInfo& p) { return p.hostId == comm->peers[comm->rank].hostId; }));
   if (!envString("LOOM_SPIN_US") && localRanks > sysconf(_SC_NPROCESSORS_ONLN)) {
     wait.spinMicros = 0;
   }

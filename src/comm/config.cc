@@ -44,6 +44,13 @@ CommConfig CommConfig::fromEnvironment() {
   c.directMaxBytes = envBytes("LOOM_DIRECT_MAX", SIZE_MAX, 0, SIZE_MAX);
   c.directOneShotBytes = envBytes("LOOM_DIRECT_ONESHOT", 32 << 10, 0, 1ULL << 30);
   c.treeMaxBytes = envBytes("LOOM_TREE_MAX", 64 << 10, 0, SIZE_MAX);
+  if (const auto text = envString("LOOM_COMPRESS")) {
+    try {
+      c.defaultCodec = parseCodecConfig(*text);
+    } catch (const Error& e) {
+      raise(ErrorCode::InvalidArgument, "LOOM_COMPRESS: {}", e.what());
+    }
+  }
   return c;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "collectives/plan.h"
+#include "compression/codec_config.h"
 #include "transports/shm/shm_domain.h"
 #include "transports/tcp/tcp_transport.h"
 
@@ -26,6 +27,9 @@ struct CommConfig {
   size_t directMaxBytes = SIZE_MAX;  // LOOM_DIRECT_MAX: largest message for the direct algorithm
   size_t directOneShotBytes = 32 * 1024;  // LOOM_DIRECT_ONESHOT
   size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX: all-reduce uses trees up to this
+  /// LOOM_COMPRESS: codec for plain all-reduce / reduce-scatter calls on
+  /// fp32/fp16/bf16 with sum or avg (others stay exact).
+  CodecConfig defaultCodec;
 
   /// Throws InvalidArgument naming the variable for a bad value.
   static CommConfig fromEnvironment();

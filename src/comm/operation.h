@@ -6,6 +6,7 @@
 
 #include "collectives/plan.h"
 #include "comm/comm.h"
+#include "compression/codec_config.h"
 #include "core/types.h"
 
 namespace loom {
@@ -18,6 +19,8 @@ struct Operation {
   DataType type = DataType::Float32;
   ReduceOp op = ReduceOp::Sum;
   int root = 0;  // root, or the peer of Send/Recv
+  /// In-flight compression (AllReduce, ReduceScatter, AllGather on fp32/fp16/bf16).
+  CodecConfig codec;
 };
 
 /// Checks every argument against `comm`; throws InvalidArgument naming the bad
@@ -32,5 +35,13 @@ void runOperations(Comm& comm, std::span<const Operation> ops);
 Algorithm chooseAlgorithm(const Comm& comm, Collective collective, size_t bytes);
 
 bool isReduction(Collective c);
+
+/// Runs one collective without the batching of runOperations; compressed
+/// collectives compose themselves from these.
+void runCollective(Comm& comm, const Operation& op);
+
+/// The compressed forms (compressed_collectives.cc): encode once per rank,
+/// move encoded bytes with the ordinary collectives, decode.
+void runCompressed(Comm& comm, const Operation& op);
 
 }  // namespace loom

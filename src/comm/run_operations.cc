@@ -92,7 +92,13 @@ void runDirect(Comm& comm, const Operation& op, Waiter& waiter) {
   }
 }
 
+}  // namespace
+
 void runCollective(Comm& comm, const Operation& op) {
+  if (op.codec.kind != CodecKind::None) {
+    runCompressed(comm, op);
+    return;
+  }
   if (comm.config.check) checkAgreement(comm, op);
   const uint64_t sequence = comm.collectiveCount++;
   const Algorithm algorithm = chooseAlgorithm(comm, op.collective, messageBytes(comm, op));
@@ -124,6 +130,8 @@ void runCollective(Comm& comm, const Operation& op) {
   job.elementSize = dataTypeSize(op.type);
   StepExecutor(comm.linkPtrs, comm.config.sliceBytes(), waiter).run({&job, 1});
 }
+
+namespace {
 
 /// Sends and receives to oneself pair up in call order and are plain copies.
 void runSelfTransfers(const Comm& comm, std::span<const Operation* const> sends,

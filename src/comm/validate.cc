@@ -38,6 +38,28 @@ void validateOperation(const Comm& comm, const Operation& op) {
           op.collective == Collective::Send || op.collective == Collective::Recv ? "peer" : "root",
           op.root, comm.nranks);
   }
+  if (op.codec.kind != CodecKind::None) {
+    const bool compressible = op.collective == Collective::AllReduce ||
+                              op.collective == Collective::ReduceScatter ||
+                              op.collective == Collective::AllGather;
+    if (!compressible) {
+      raise(ErrorCode::InvalidArgument,
+            "{}: compression applies to allreduce, reducescatter and "
+            "allgather only",
+            name);
+    }
+    if (op.type != DataType::Float32 && op.type != DataType::Float16 &&
+        op.type != DataType::Bfloat16) {
+      raise(ErrorCode::InvalidArgument,
+            "{}: compression '{}' needs float32, float16 or bfloat16 data, not {}", name,
+            toString(op.codec), dataTypeName(op.type));
+    }
+    if (isReduction(op.collective) && op.op != ReduceOp::Sum && op.op != ReduceOp::Avg) {
+      raise(ErrorCode::InvalidArgument, "{}: compression '{}' works with sum and avg, not {}", name,
+            toString(op.codec), reduceOpName(op.op));
+    }
+    validateCodecConfig(op.codec);
+  }
   const size_t es = dataTypeSize(op.type);
   // The largest buffer any collective touches is nranks * count elements.
   if (op.count > SIZE_MAX / es / static_cast<size_t>(comm.nranks)) {

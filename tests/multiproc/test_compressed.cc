@@ -1,0 +1,291 @@
+// Compressed all-reduce / reduce-scatter / all-gather through the C API: every
+// rank ends with the same bytes, and the result is within the codec's bound of
+// the exact one (computed here in double from the inputs).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace loomtest {
+namespace {
+
+// Deterministic per (rank, index), varied in magnitude so int8 blocks differ.
+float inputValue(int rank, size_t i) {
+  std::mt19937 rng(static_cast<uint32_t>(rank * 7919 + i * 104729 + 17));
+  std::normal_distribution<float> normal(0.0f, 1.0f + static_cast<float>(i % 7));
+  return normal(rng);
+}
+
+std::string hashOf(const std::vector<float>& v) {
+  uint64_t h = 1469598103934665603ULL;
+  const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+  for (size_t i = 0; i < v.size() * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ULL;
+  return std::to_string(h);
+}
+
+/// Two-shot int8 bound: each contribution and the owner's sum are each
+/// quantised once, each to within half a step (absmax / 254) of its block. The
+/// test uses the tensor-wide absmax per rank, which is looser but independent
+/// of how Loom chunks and blocks.
+/// For avg the contributions' errors are divided by `divisor` (nranks) before
+/// the owner quantises the average (`exact` is already averaged).
+double int8Bound(const std::vector<std::vector<float>>& inputs, const std::vector<double>& exact,
+                 double divisor = 1.0) {
+  double contributions = 0;
+  for (const auto& in : inputs) {
+    float m = 0;
+    for (float x : in) m = std::max(m, std::fabs(x));
+    contributions += m / 254.0;
+  }
+  double m = 0;
+  for (double x : exact) m = std::max(m, std::fabs(x));
+  return (contributions / divisor + m / 254.0) * 1.01 + 1e-6;
+}
+
+struct Case {
+  Launch launch;
+  Transport transport;
+  int nranks;
+};
+
+class CompressedAllReduce : public testing::TestWithParam<Case> {};
+
+TEST_P(CompressedAllReduce, Int8WithinBoundAndIdenticalOnEveryRank) {
+  const Case c = GetParam();
+  RunOptions options;
+  options.launch = c.launch;
+  options.transport = c.transport;
+  options.nranks = c.nranks;
+  const std::vector<size_t> counts = {1, 7, 255, 256, 257, 1000, 100003};
+  const auto results = runRanks(options, [&](int rank, int n, loomComm_t comm) {
+    RankOutcome out;
+    for (size_t count : counts) {
+      for (loomRedOp_t op : {loomSum, loomAvg}) {
+        std::vector<std::vector<float>> inputs(n, std::vector<float>(count));
+        for (int r = 0; r < n; ++r) {
+          for (size_t i = 0; i < count; ++i) inputs[r][i] = inputValue(r, i);
+        }
+        std::vector<double> exact(count, 0.0);
+        for (int r = 0; r < n; ++r) {
+          for (size_t i = 0; i < count; ++i) exact[i] += inputs[r][i];
+        }
+        if (op == loomAvg) {
+          for (double& x : exact) x /= n;
+        }
+        const double bound = int8Bound(inputs, exact, op == loomAvg ? n : 1.0);
+        std::vector<float> result(count, -1.0f);
+        loomCompression int8{loomCompressInt8, 0, 0.0, 0, 0};
+        const loomResult_t rc = loomAllReduceEx(inputs[rank].data(), result.data(), count,
+                                                loomFloat32, op, &int8, comm, nullptr);
+        if (rc != loomSuccess) {
+          out.error = std::string("loomAllReduceEx: ") + loomGetLastError(comm);
+          return out;
+        }
+        for (size_t i = 0; i < count; ++i) {
+          if (!(std::fabs(result[i] - exact[i]) <= bound)) {
+            out.error = "count " + std::to_string(count) + " element " + std::to_string(i) +
+                        ": got " + std::to_string(result[i]) + ", exact " +
+                        std::to_string(exact[i]) + ", bound " + std::to_string(bound);
+            return out;
+          }
+        }
+        out.report += hashOf(result) + ";";
+      }
+    }
+    return out;
+  });
+  EXPECT_EQ(failures(results), "");
+  EXPECT_EQ(reportMismatch(results), "");
+}
+
+TEST_P(CompressedAllReduce, TopkIsExactWhenInputsAreSparseEnough) {
+  // Every rank's nonzeros sit at the same few positions per chunk, fewer than
+  // k, so top-k keeps them all and the owner's re-selection keeps their sums.
+  const Case c = GetParam();
+  RunOptions options;
+  options.launch = c.launch;
+  options.transport = c.transport;
+  options.nranks = c.nranks;
+  const size_t count = 20000;  // >= 200 elements per chunk, k = 1% of a chunk >= 2
+  const auto results = runRanks(options, [&](int rank, int n, loomComm_t comm) {
+    RankOutcome out;
+    std::vector<float> input(count, 0.0f);
+    std::vector<float> exact(count, 0.0f);
+    for (size_t i = 0; i < count; i += 997) {  // ~1 in 1000: under 1% of any chunk
+      input[i] = static_cast<float>((rank + 1) * (1 + i % 5));
+      for (int r = 0; r < n; ++r) exact[i] += static_cast<float>((r + 1) * (1 + i % 5));
+    }
+    std::vector<float> result(count, -1.0f);
+    loomCompression topk{loomCompressTopK, 0, 0.01, 0, 0};
+    if (loomAllReduceEx(input.data(), result.data(), count, loomFloat32, loomSum, &topk, comm,
+                        nullptr) != loomSuccess) {
+      out.error = std::string("loomAllReduceEx(topk): ") + loomGetLastError(comm);
+      return out;
+    }
+    if (std::memcmp(result.data(), exact.data(), count * sizeof(float)) != 0) {
+      for (size_t i = 0; i < count; ++i) {
+        if (result[i] != exact[i]) {
+          out.error = "element " + std::to_string(i) + ": got " + std::to_string(result[i]) +
+                      ", expected " + std::to_string(exact[i]);
+          break;
+        }
+      }
+    }
+    out.report = hashOf(result);
+    return out;
+  });
+  EXPECT_EQ(failures(results), "");
+  EXPECT_EQ(reportMismatch(results), "");
+}
+
+TEST_P(CompressedAllReduce, ReduceScatterAndAllGatherWithinBound) {
+  const Case c = GetParam();
+  RunOptions options;
+  options.launch = c.launch;
+  options.transport = c.transport;
+  options.nranks = c.nranks;
+  const size_t per = 1031;
+  const auto results = runRanks(options, [&](int rank, int n, loomComm_t comm) {
+    RankOutcome out;
+    loomCompression int8{loomCompressInt8, 64, 0.0, 0, 0};
+    std::vector<std::vector<float>> inputs(n, std::vector<float>(per * n));
+    std::vector<double> exact(per * n, 0.0);
+    for (int r = 0; r < n; ++r) {
+      for (size_t i = 0; i < per * n; ++i) {
+        inputs[r][i] = inputValue(r, i);
+        exact[i] += inputs[r][i];
+      }
+    }
+    const double bound = int8Bound(inputs, exact);
+    std::vector<float> block(per);
+    if (loomReduceScatterEx(inputs[rank].data(), block.data(), per, loomFloat32, loomSum, &int8,
+                            comm, nullptr) != loomSuccess) {
+      out.error = std::string("loomReduceScatterEx: ") + loomGetLastError(comm);
+      return out;
+    }
+    for (size_t i = 0; i < per; ++i) {
+      if (!(std::fabs(block[i] - exact[rank * per + i]) <= bound)) {
+        out.error = "reducescatter element " + std::to_string(i) + " off by more than " +
+                    std::to_string(bound);
+        return out;
+      }
+    }
+    // All-gather: each value is quantised once, within half a step of its block.
+    std::vector<float> gathered(per * n);
+    if (loomAllGatherEx(inputs[rank].data(), gathered.data(), per, loomFloat32, &int8, comm,
+                        nullptr) != loomSuccess) {
+      out.error = std::string("loomAllGatherEx: ") + loomGetLastError(comm);
+      return out;
+    }
+    for (int r = 0; r < n; ++r) {
+      float m = 0;
+      for (size_t i = 0; i < per; ++i) m = std::max(m, std::fabs(inputs[r][i]));
+      for (size_t i = 0; i < per; ++i) {
+        if (!(std::fabs(gathered[r * per + i] - inputs[r][i]) <= m / 254.0 * 1.01 + 1e-7)) {
+          out.error = "allgather block " + std::to_string(r) + " element " + std::to_string(i);
+          return out;
+        }
+      }
+    }
+    out.report = hashOf(gathered);  // blocks differ by rank; the gather must not
+    return out;
+  });
+  EXPECT_EQ(failures(results), "");
+  EXPECT_EQ(reportMismatch(results), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Launches, CompressedAllReduce,
+                         testing::Values(Case{Launch::Threads, Transport::Shm, 1},
+                                         Case{Launch::Threads, Transport::Shm, 2},
+                                         Case{Launch::Threads, Transport::Shm, 5},
+                                         Case{Launch::Threads, Transport::Tcp, 3},
+                                         Case{Launch::Processes, Transport::Shm, 4},
+                                         Case{Launch::Processes, Transport::Tcp, 2}),
+                         [](const testing::TestParamInfo<Case>& info) {
+                           return std::string(launchName(info.param.launch)) + "_" +
+                                  transportName(info.param.transport) + "_n" +
+                                  std::to_string(info.param.nranks);
+                         });
+
+TEST(CompressedBadInput, RejectedWithClearErrors) {
+  std::vector<loomComm_t> comms(1);
+  ASSERT_EQ(loomCommInitAll(comms.data(), 1, nullptr), loomSuccess);
+  loomComm_t comm = comms[0];
+  std::vector<int32_t> ints(64, 7);
+  std::vector<float> floats(64, 1.5f);
+  std::vector<float> out(64, 9.0f);
+  loomCompression int8{loomCompressInt8, 0, 0.0, 0, 0};
+  EXPECT_EQ(loomAllReduceEx(ints.data(), ints.data(), 64, loomInt32, loomSum, &int8, comm, nullptr),
+            loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError(comm)).find("float"), std::string::npos);
+  EXPECT_EQ(
+      loomAllReduceEx(floats.data(), out.data(), 64, loomFloat32, loomMax, &int8, comm, nullptr),
+      loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError(comm)).find("max"), std::string::npos);
+  loomCompression badBlock{loomCompressInt8, 100, 0.0, 0, 0};
+  EXPECT_EQ(loomAllReduceEx(floats.data(), out.data(), 64, loomFloat32, loomSum, &badBlock, comm,
+                            nullptr),
+            loomInvalidArgument);
+  loomCompression badRatio{loomCompressTopK, 0, 2.0, 0, 0};
+  EXPECT_EQ(loomAllReduceEx(floats.data(), out.data(), 64, loomFloat32, loomSum, &badRatio, comm,
+                            nullptr),
+            loomInvalidArgument);
+  loomCompression badKind{static_cast<loomCompressionKind_t>(7), 0, 0.0, 0, 0};
+  EXPECT_EQ(
+      loomAllReduceEx(floats.data(), out.data(), 64, loomFloat32, loomSum, &badKind, comm, nullptr),
+      loomInvalidArgument);
+  for (float v : out) EXPECT_EQ(v, 9.0f) << "a rejected call wrote the output";
+  // Kind none is the exact all-reduce.
+  loomCompression none{loomCompressNone, 0, 0.0, 0, 0};
+  EXPECT_EQ(
+      loomAllReduceEx(floats.data(), out.data(), 64, loomFloat32, loomSum, &none, comm, nullptr),
+      loomSuccess);
+  EXPECT_EQ(out[5], 1.5f);
+  EXPECT_EQ(loomCommDestroy(comm), loomSuccess);
+}
+
+TEST(CompressedEnv, LoomCompressAppliesToPlainFloatAllReduceOnly) {
+  ScopedEnv env({{"LOOM_COMPRESS", "int8"}});
+  RunOptions options;
+  options.nranks = 2;
+  const auto results = runRanks(options, [&](int rank, int n, loomComm_t comm) {
+    RankOutcome out;
+    const size_t count = 4096;
+    std::vector<float> f(count);
+    std::vector<int32_t> i32(count);
+    for (size_t i = 0; i < count; ++i) {
+      f[i] = inputValue(rank, i);
+      i32[i] = static_cast<int32_t>(i) * (rank + 1);
+    }
+    std::vector<float> fout(count);
+    std::vector<int32_t> iout(count);
+    if (loomAllReduce(f.data(), fout.data(), count, loomFloat32, loomSum, comm, nullptr) !=
+            loomSuccess ||
+        loomAllReduce(i32.data(), iout.data(), count, loomInt32, loomSum, comm, nullptr) !=
+            loomSuccess) {
+      out.error = loomGetLastError(comm);
+      return out;
+    }
+    bool anyInexact = false;
+    for (size_t i = 0; i < count; ++i) {
+      const float exact = inputValue(0, i) + inputValue(1, i);
+      if (fout[i] != exact) anyInexact = true;
+      if (iout[i] != static_cast<int32_t>(i) * 3) out.error = "int32 all-reduce was not exact";
+    }
+    // int8 quantisation of normal data cannot hit every float sum exactly.
+    if (!anyInexact) out.error = "LOOM_COMPRESS=int8 did not compress the float all-reduce";
+    out.report = hashOf(fout);
+    return out;
+  });
+  EXPECT_EQ(failures(results), "");
+  EXPECT_EQ(reportMismatch(results), "");
+}
+
+}  // namespace
+}  // namespace loomtest
