@@ -14,11 +14,17 @@ namespace {
 
 // One block, two passes over it: the absmax, then the codes. A block is at most
 // 256 KiB of fp32 and usually 1 KiB, so the second pass reads from L1.
+// target_clones dispatches through an ifunc, which ThreadSanitizer's runtime
+// cannot survive at start-up; TSan builds use the portable clone only.
+#if defined(__SANITIZE_THREAD__)
+#define LOOM_ENCODE_CLONES
+#else
+#define LOOM_ENCODE_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 template <typename Load>
-__attribute__((target_clones("avx2", "default"))) float encodeBlock(Load load, size_t start,
-                                                                    size_t len, int8_t* codes,
-                                                                    bool stochastic, uint64_t key,
-                                                                    uint64_t firstIndex) {
+LOOM_ENCODE_CLONES float encodeBlock(Load load, size_t start, size_t len, int8_t* codes,
+                                     bool stochastic, uint64_t key, uint64_t firstIndex) {
   uint32_t absmax = 0;
   for (size_t i = 0; i < len; ++i) {
     const uint32_t m = magnitudeBits(load(start + i));

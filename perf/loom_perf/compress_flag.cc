@@ -18,12 +18,10 @@ bool validTopK(const std::string& spec) {
 }  // namespace
 
 std::string checkCompressFlag(const std::string& spec) {
-  if (spec == "none") return {};
-  if (spec == "int8" || validTopK(spec)) {
-    return "--compress " + spec +
-           ": compressed collectives are not implemented yet; only --compress none runs";
+  if (spec == "none" || spec == "int8" || spec.rfind("int8:", 0) == 0 || validTopK(spec)) {
+    return {};
   }
-  return "--compress '" + spec + "' is not one of none, int8, topk:R (0 < R <= 1)";
+  return "--compress '" + spec + "' is not one of none, int8, int8:block=B, topk:R (0 < R <= 1)";
 }
 
 }  // namespace perf

@@ -1,5 +1,6 @@
-// --compress none|int8|topk:R. Only "none" runs today; compression arrives with the
-// codecs, and until then asking for it must fail loudly rather than measure "none".
+// --compress none|int8|int8:block=B|topk:R. The spec becomes LOOM_COMPRESS for this
+// process before the communicator is created, so plain all-reduce and
+// reduce-scatter calls on float data run compressed (Loom checks the spec itself).
 #ifndef LOOM_PERF_LOOM_PERF_COMPRESS_FLAG_H_
 #define LOOM_PERF_LOOM_PERF_COMPRESS_FLAG_H_
 

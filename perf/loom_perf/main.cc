@@ -101,7 +101,9 @@ int main(int argc, char** argv) {
                  "accepted for nccl-tests compatibility; host calls "
                  "always block");
   app.add_option("-N,--run_cycles", cycles, "accepted for nccl-tests compatibility; ignored");
-  app.add_option("--compress", compress, "none|int8|topk:R (only none is implemented)")
+  app.add_option("--compress", compress,
+                 "none|int8|int8:block=B|topk:R: compress all-reduce and reduce-scatter on "
+                 "float data (results are lossy, so -c is turned off)")
       ->capture_default_str();
   app.add_flag("--memcpy", memcpyMode, "measure single-thread memcpy GB/s (64 MiB) and exit");
   CLI11_PARSE(app, argc, argv);
@@ -110,6 +112,10 @@ int main(int argc, char** argv) {
   if (std::string why = perf::checkCompressFlag(compress); !why.empty()) {
     std::fprintf(stderr, "loom_perf: %s\n", why.c_str());
     return 2;
+  }
+  if (compress != "none") {
+    // Every rank parses the same flag, so every rank sets the same variable.
+    setenv("LOOM_COMPRESS", compress.c_str(), 1);
   }
   if (options.collective.empty()) {
     std::fprintf(stderr, "loom_perf: name a collective (or --memcpy); see --help\n");
@@ -121,6 +127,11 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "loom_perf: %s\n", e.what());
     return 2;
+  }
+  if (compress != "none" && cfg.check) {
+    std::printf("# --compress %s: results are lossy, value check (-c) turned off\n",
+                compress.c_str());
+    cfg.check = false;
   }
   if (threads > 0 && underLauncher()) {
     std::fprintf(stderr,

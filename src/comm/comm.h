@@ -51,6 +51,12 @@ struct loomComm {
   uint64_t directRound = 0;      // rounds of the direct algorithm, equal on all ranks
   uint64_t collectiveCount = 0;  // collectives issued, for error messages
   uint64_t compressedCalls = 0;  // stochastic-rounding counter, equal on all ranks
+  /// Buffers of the compressed collectives, kept between calls: allocating
+  /// (and page-faulting) message-sized buffers per call costs more than the codec.
+  struct CompressionScratch {
+    std::vector<uint8_t> outgoing, incoming, gathered;
+    std::vector<float> sum;
+  } compressionScratch;
 
   using PlanKey = std::tuple<int, int, size_t, int, bool>;
   std::map<PlanKey, std::shared_ptr<const loom::RankPlan>> planCache;

@@ -9,7 +9,9 @@
 // The encoded blocks are moved by the ordinary byte collectives (all-to-all and
 // all-gather on uint8), so every transport and algorithm carries them. Blocks
 // are padded to the largest chunk's encoded size so the byte counts agree.
+#include <algorithm>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "collectives/algorithms.h"
@@ -37,38 +39,45 @@ Operation byteCollective(Collective c, const void* send, void* recv, size_t coun
   return op;
 }
 
+/// Grows `v` to at least `n` elements; never shrinks, so steady state allocates nothing.
+template <typename T>
+T* atLeast(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
 /// Owner's half: decode every rank's encoding of chunk `me` and sum in rank
 /// order into `acc` (fp32), applying avg.
-void sumContributions(const Codec& codec, const std::vector<uint8_t>& received, const Layout& l,
-                      int me, const Operation& op, int nranks, std::vector<float>& acc) {
+void sumContributions(const Codec& codec, const uint8_t* received, const Layout& l, int me,
+                      const Operation& op, int nranks, float* acc) {
   const size_t n = l.size(me);
-  acc.assign(n, 0.0f);
+  std::fill(acc, acc + n, 0.0f);
   for (int r = 0; r < nranks; ++r) {
-    codec.decodeAccumulate(received.data() + static_cast<size_t>(r) * l.blockBytes,
-                           codec.encodedBytes(n), n, acc.data());
+    codec.decodeAccumulate(received + static_cast<size_t>(r) * l.blockBytes, codec.encodedBytes(n),
+                           n, acc);
   }
   if (op.op == ReduceOp::Avg) {
-    for (float& v : acc) v /= static_cast<float>(nranks);
+    for (size_t i = 0; i < n; ++i) acc[i] /= static_cast<float>(nranks);
   }
 }
 
 /// First half shared by all-reduce and reduce-scatter: returns this rank's
-/// summed chunk in fp32.
-std::vector<float> reduceScatterEncoded(Comm& comm, const Codec& codec, const Operation& op,
-                                        const char* input, const Layout& l, uint64_t counter) {
+/// summed chunk in fp32 (held in the comm's scratch).
+std::span<const float> reduceScatterEncoded(Comm& comm, const Codec& codec, const Operation& op,
+                                            const char* input, const Layout& l, uint64_t counter) {
   const size_t es = dataTypeSize(op.type);
-  std::vector<uint8_t> outgoing(l.blockBytes * l.chunks);
+  auto& scratch = comm.compressionScratch;
+  uint8_t* outgoing = atLeast(scratch.outgoing, l.blockBytes * l.chunks);
   for (int j = 0; j < comm.nranks; ++j) {
     codec.encode(input + l.offset(j) * es, op.type, l.size(j),
-                 outgoing.data() + static_cast<size_t>(j) * l.blockBytes, l.blockBytes,
+                 outgoing + static_cast<size_t>(j) * l.blockBytes, l.blockBytes,
                  {l.offset(j), counter});
   }
-  std::vector<uint8_t> incoming(outgoing.size());
-  runCollective(
-      comm, byteCollective(Collective::AllToAll, outgoing.data(), incoming.data(), l.blockBytes));
-  std::vector<float> acc;
-  sumContributions(codec, incoming, l, comm.rank, op, comm.nranks, acc);
-  return acc;
+  uint8_t* incoming = atLeast(scratch.incoming, l.blockBytes * l.chunks);
+  runCollective(comm, byteCollective(Collective::AllToAll, outgoing, incoming, l.blockBytes));
+  float* sum = atLeast(scratch.sum, l.size(comm.rank));
+  sumContributions(codec, incoming, l, comm.rank, op, comm.nranks, sum);
+  return {sum, l.size(comm.rank)};
 }
 
 Layout layoutFor(const Codec& codec, size_t total, int nranks) {
@@ -80,19 +89,18 @@ Layout layoutFor(const Codec& codec, size_t total, int nranks) {
 void allReduce(Comm& comm, const Codec& codec, const Operation& op, uint64_t counter) {
   const Layout l = layoutFor(codec, op.count, comm.nranks);
   const auto* input = static_cast<const char*>(op.send);
-  const std::vector<float> mine = reduceScatterEncoded(comm, codec, op, input, l, counter);
+  const std::span<const float> mine = reduceScatterEncoded(comm, codec, op, input, l, counter);
   // Encode the owner's sum once; everyone, owner included, decodes these bytes.
-  std::vector<uint8_t> gathered(l.blockBytes * l.chunks);
-  uint8_t* myBlock = gathered.data() + static_cast<size_t>(comm.rank) * l.blockBytes;
+  uint8_t* gathered = atLeast(comm.compressionScratch.gathered, l.blockBytes * l.chunks);
+  uint8_t* myBlock = gathered + static_cast<size_t>(comm.rank) * l.blockBytes;
   codec.encode(mine.data(), DataType::Float32, mine.size(), myBlock, l.blockBytes,
                {l.offset(comm.rank), counter + 1});
-  runCollective(comm,
-                byteCollective(Collective::AllGather, myBlock, gathered.data(), l.blockBytes));
+  runCollective(comm, byteCollective(Collective::AllGather, myBlock, gathered, l.blockBytes));
   const size_t es = dataTypeSize(op.type);
   auto* out = static_cast<char*>(op.recv);
   for (int j = 0; j < comm.nranks; ++j) {
-    codec.decode(gathered.data() + static_cast<size_t>(j) * l.blockBytes,
-                 codec.encodedBytes(l.size(j)), l.size(j), op.type, out + l.offset(j) * es);
+    codec.decode(gathered + static_cast<size_t>(j) * l.blockBytes, codec.encodedBytes(l.size(j)),
+                 l.size(j), op.type, out + l.offset(j) * es);
   }
 }
 
@@ -101,7 +109,7 @@ void reduceScatter(Comm& comm, const Codec& codec, const Operation& op, uint64_t
   const size_t total = op.count * static_cast<size_t>(comm.nranks);
   Layout l{static_cast<size_t>(comm.nranks), codec.encodedBytes(op.count), total};
   const auto* input = static_cast<const char*>(op.send);
-  const std::vector<float> mine = reduceScatterEncoded(comm, codec, op, input, l, counter);
+  const std::span<const float> mine = reduceScatterEncoded(comm, codec, op, input, l, counter);
   // Round through the codec once more so the result matches what all-reduce
   // would hand every rank for this block.
   std::vector<uint8_t> encoded(l.blockBytes);

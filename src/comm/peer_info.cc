@@ -30,13 +30,19 @@ std::vector<std::string> split(const std::string& text) {
 
 }  // namespace
 
+// Same kernel (boot id) and same network namespace. Ranks in different
+// namespaces are treated as different hosts even if they could share memory:
+// that is how multi-host set-ups are emulated on one machine, and it is never
+// wrong, only slower.
 std::string PeerInfo::localHostId() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   std::string bootId;
   std::ifstream in("/proc/sys/kernel/random/boot_id");
   std::getline(in, bootId);
-  return std::string(host) + "/" + bootId;
+  char netns[64] = {};
+  const ssize_t n = readlink("/proc/self/ns/net", netns, sizeof(netns) - 1);
+  return std::string(host) + "/" + bootId + "/" + (n > 0 ? std::string(netns, n) : "");
 }
 
 std::string PeerInfo::serialize() const {
