@@ -22,7 +22,7 @@
 #include <string>
 #include <string_view>
 
-#include "bootstrap/wire.h"
+#include "core/wire.h"
 
 namespace loom::rendezvous {
 

@@ -8,7 +8,7 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/launch_env.h"
 #include "bootstrap/secret.h"
-#include "bootstrap/wire.h"
+#include "core/wire.h"
 #include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"

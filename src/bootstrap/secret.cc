@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "bootstrap/wire.h"
+#include "core/wire.h"
 #include "core/error.h"
 
 namespace loom {

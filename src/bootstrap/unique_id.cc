@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "bootstrap/wire.h"
+#include "core/wire.h"
 #include "core/error.h"
 
 namespace loom {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "bootstrap/unique_id.h"
-#include "bootstrap/wire.h"
+#include "core/wire.h"
 #include "core/error.h"
 #include "tests/fuzz/fuzz_check.h"
 

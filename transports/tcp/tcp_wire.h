@@ -6,24 +6,14 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/wire.h"
+
 namespace loom::tcp {
 
-inline void putU32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-inline void putU64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-inline uint32_t getU32(const uint8_t* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-inline uint64_t getU64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
+using wire::getU32;
+using wire::getU64;
+using wire::putU32;
+using wire::putU64;
 
 /// Connector -> acceptor, on every socket of a link.
 struct Hello {

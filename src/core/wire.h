@@ -1,6 +1,6 @@
-// Little-endian byte helpers and FNV-1a hashing for the bootstrap wire formats
-// (unique id, rendezvous protocol). Explicit byte order keeps the formats the
-// same on every host, whatever its endianness.
+// Little-endian byte helpers and FNV-1a hashing for Loom's wire formats
+// (unique id, rendezvous protocol, tcp handshake and headers). Explicit byte order keeps the
+// formats the same on every host, whatever its endianness.
 #pragma once
 
 #include <cstddef>
