@@ -8,11 +8,11 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/launch_env.h"
 #include "bootstrap/secret.h"
-#include "core/wire.h"
 #include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/socket.h"
+#include "core/wire.h"
 
 namespace loom {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <cerrno>
 
-#include "core/wire.h"
 #include "core/error.h"
+#include "core/wire.h"
 
 namespace loom {
 

@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "core/wire.h"
 #include "core/error.h"
+#include "core/wire.h"
 
 namespace loom {
 namespace {

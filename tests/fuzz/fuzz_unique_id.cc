@@ -6,8 +6,8 @@
 #include <string>
 
 #include "bootstrap/unique_id.h"
-#include "core/wire.h"
 #include "core/error.h"
+#include "core/wire.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {
