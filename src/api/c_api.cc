@@ -189,6 +189,7 @@ loomResult_t loomCommInitAll(loomComm_t* comms, int ndev, const int* devlist) {
     std::vector<std::unique_ptr<loom::Comm>> made(static_cast<size_t>(ndev));
     std::vector<std::exception_ptr> errors(static_cast<size_t>(ndev));
     std::vector<std::thread> threads;
+    threads.reserve(static_cast<size_t>(ndev));
     for (int r = 0; r < ndev; ++r) {
       threads.emplace_back([&, r] {
         try {

@@ -25,8 +25,8 @@ struct CommConfig {
   ShmConfig shm;                     // LOOM_SHM_SLOT_BYTES, LOOM_SHM_SLOTS, LOOM_DIRECT_BYTES
   TcpConfig tcp;                     // LOOM_TCP_SLOT_BYTES, LOOM_TCP_SLOTS, LOOM_TCP_SOCKETS
   size_t directMaxBytes = SIZE_MAX;  // LOOM_DIRECT_MAX: largest message for the direct algorithm
-  size_t directOneShotBytes = 32 * 1024;  // LOOM_DIRECT_ONESHOT
-  size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX: all-reduce uses trees up to this
+  size_t directOneShotBytes = size_t{32} << 10;  // LOOM_DIRECT_ONESHOT
+  size_t treeMaxBytes = size_t{64} << 10;        // LOOM_TREE_MAX: all-reduce uses trees up to this
   /// LOOM_COMPRESS: codec for plain all-reduce / reduce-scatter calls on
   /// fp32/fp16/bf16 with sum or avg (others stay exact).
   CodecConfig defaultCodec;

@@ -17,7 +17,7 @@
 namespace loom {
 
 struct ShmConfig {
-  size_t slotBytes = 256 * 1024;
+  size_t slotBytes = size_t{256} << 10;
   size_t slots = 4;
   size_t arenaBytes = 1 << 20;
 };

@@ -13,9 +13,9 @@
 namespace loom {
 
 struct TcpConfig {
-  size_t slotBytes = 512 * 1024;  // largest message
-  int slots = 4;                  // messages in flight per direction
-  int socketsPerPeer = 2;         // large messages are striped over these
+  size_t slotBytes = size_t{512} << 10;  // largest message
+  int slots = 4;                         // messages in flight per direction
+  int socketsPerPeer = 2;                // large messages are striped over these
 };
 
 /// A listening socket whose address ranks publish in their peer info.
