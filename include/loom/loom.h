@@ -77,13 +77,30 @@ typedef enum {
   loomCompressTopK = 2   ///< keep the largest-magnitude `ratio` of each chunk
 } loomCompressionKind_t;
 
+/// Error feedback for one tensor (owned by the caller: the residual belongs to a
+/// tensor across steps, not to a call). See loomErrorFeedbackCreate.
+typedef struct loomErrorFeedback* loomErrorFeedback_t;
+
 typedef struct {
   loomCompressionKind_t kind;
   int block;       ///< int8: elements per scale, a power of two in [8, 65536]; 0 = default (256)
   double ratio;    ///< topk: kept fraction in (0, 1]; 0 = default (0.01)
   uint64_t seed;   ///< int8 stochastic rounding: the same on every rank
   int stochastic;  ///< int8: 1 = stochastic rounding, 0 = round to nearest
+  /// Optional (NULL: none). All-reduce and reduce-scatter add this tensor's
+  /// residual to the input before encoding and keep what the codec dropped of
+  /// this rank's contribution for the next call. Its count must equal the
+  /// call's input (count for all-reduce, nranks * recvcount for reduce-scatter).
+  loomErrorFeedback_t feedback;
 } loomCompression;
+
+/// A zero residual for a tensor of `count` elements.
+loomResult_t loomErrorFeedbackCreate(loomErrorFeedback_t* feedback, size_t count);
+/// Forgets the residual (after a skipped step or a checkpoint reload).
+loomResult_t loomErrorFeedbackReset(loomErrorFeedback_t feedback);
+/// Copies the residual out (count elements), e.g. to checkpoint it.
+loomResult_t loomErrorFeedbackGet(loomErrorFeedback_t feedback, float* residual, size_t count);
+loomResult_t loomErrorFeedbackDestroy(loomErrorFeedback_t feedback);
 
 /// Passing this as `color` to loomCommSplit leaves the rank out of every new comm.
 #define LOOM_SPLIT_NOCOLOR (-1)

@@ -1,5 +1,6 @@
 // The C boundary: every entry point catches loom::Error (and anything else),
 // records the message for loomGetLastError and returns a loomResult_t.
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -63,6 +64,16 @@ bool usesDefaultCodec(const loom::Operation& op, bool explicitCall) {
          (op.collective == Collective::AllReduce || op.collective == Collective::ReduceScatter);
 }
 
+}  // namespace
+
+/// The C handle of an ErrorFeedback.
+struct loomErrorFeedback {
+  explicit loomErrorFeedback(size_t n) : impl(n) {}
+  loom::ErrorFeedback impl;
+};
+
+namespace {
+
 loom::CodecConfig codecFrom(const loomCompression& c) {
   loom::CodecConfig config;
   switch (c.kind) {
@@ -96,6 +107,7 @@ loomResult_t submit(const char* function, loomComm_t handle, loom::Operation op,
     loom::Comm& comm = loom::checkedComm(handle);
     if (compression != nullptr) {
       op.codec = codecFrom(*compression);
+      if (compression->feedback != nullptr) op.feedback = &compression->feedback->impl;
     } else if (usesDefaultCodec(op, explicitCall)) {
       op.codec = comm.config.defaultCodec;
     }
@@ -281,6 +293,37 @@ loomResult_t loomAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            loomDataType_t datatype, loomRedOp_t op, loomComm_t comm, loomStream_t) {
   return submit("loomAllReduce", comm,
                 makeOp(Collective::AllReduce, sendbuff, recvbuff, count, datatype, op, 0));
+}
+
+loomResult_t loomErrorFeedbackCreate(loomErrorFeedback_t* feedback, size_t count) {
+  return guarded("loomErrorFeedbackCreate", [&] {
+    requireOut(feedback, "feedback");
+    *feedback = new loomErrorFeedback(count);
+  });
+}
+
+loomResult_t loomErrorFeedbackReset(loomErrorFeedback_t feedback) {
+  return guarded("loomErrorFeedbackReset", [&] {
+    requireOut(feedback, "feedback");
+    feedback->impl.reset();
+  });
+}
+
+loomResult_t loomErrorFeedbackGet(loomErrorFeedback_t feedback, float* residual, size_t count) {
+  return guarded("loomErrorFeedbackGet", [&] {
+    requireOut(feedback, "feedback");
+    if (count != feedback->impl.size()) {
+      loom::raise(ErrorCode::InvalidArgument, "count {} but the residual holds {} elements", count,
+                  feedback->impl.size());
+    }
+    if (count > 0) requireOut(residual, "residual");
+    const auto r = feedback->impl.residual();
+    std::copy(r.begin(), r.end(), residual);
+  });
+}
+
+loomResult_t loomErrorFeedbackDestroy(loomErrorFeedback_t feedback) {
+  return guarded("loomErrorFeedbackDestroy", [&] { delete feedback; });
 }
 
 loomResult_t loomAllReduceEx(const void* sendbuff, void* recvbuff, size_t count,

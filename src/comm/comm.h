@@ -55,7 +55,7 @@ struct loomComm {
   /// (and page-faulting) message-sized buffers per call costs more than the codec.
   struct CompressionScratch {
     std::vector<uint8_t> outgoing, incoming, gathered;
-    std::vector<float> sum;
+    std::vector<float> sum, compensated, decoded;
   } compressionScratch;
 
   using PlanKey = std::tuple<int, int, size_t, int, bool>;

@@ -65,13 +65,33 @@ void sumContributions(const Codec& codec, const uint8_t* received, const Layout&
 /// summed chunk in fp32 (held in the comm's scratch).
 std::span<const float> reduceScatterEncoded(Comm& comm, const Codec& codec, const Operation& op,
                                             const char* input, const Layout& l, uint64_t counter) {
-  const size_t es = dataTypeSize(op.type);
+  size_t es = dataTypeSize(op.type);
+  DataType type = op.type;
   auto& scratch = comm.compressionScratch;
+  if (op.feedback != nullptr) {
+    // Encode input + residual (in fp32, so an fp16 input does not round the
+    // residual away again).
+    float* compensated = atLeast(scratch.compensated, l.total);
+    op.feedback->compensate(input, op.type, {compensated, l.total});
+    input = reinterpret_cast<const char*>(compensated);
+    type = DataType::Float32;
+    es = sizeof(float);
+  }
   uint8_t* outgoing = atLeast(scratch.outgoing, l.blockBytes * l.chunks);
   for (int j = 0; j < comm.nranks; ++j) {
-    codec.encode(input + l.offset(j) * es, op.type, l.size(j),
+    codec.encode(input + l.offset(j) * es, type, l.size(j),
                  outgoing + static_cast<size_t>(j) * l.blockBytes, l.blockBytes,
                  {l.offset(j), counter});
+  }
+  if (op.feedback != nullptr) {
+    // What the owners will see of this rank is decode(encode(compensated)); the
+    // difference is this rank's residual for the next call.
+    float* decoded = atLeast(scratch.decoded, l.total);
+    for (int j = 0; j < comm.nranks; ++j) {
+      codec.decode(outgoing + static_cast<size_t>(j) * l.blockBytes, codec.encodedBytes(l.size(j)),
+                   l.size(j), DataType::Float32, decoded + l.offset(j));
+    }
+    op.feedback->update({reinterpret_cast<const float*>(input), l.total}, {decoded, l.total});
   }
   uint8_t* incoming = atLeast(scratch.incoming, l.blockBytes * l.chunks);
   runCollective(comm, byteCollective(Collective::AllToAll, outgoing, incoming, l.blockBytes));
@@ -119,6 +139,10 @@ void reduceScatter(Comm& comm, const Codec& codec, const Operation& op, uint64_t
 }
 
 void allGather(Comm& comm, const Codec& codec, const Operation& op, uint64_t counter) {
+  if (op.feedback != nullptr) {
+    raise(ErrorCode::InvalidArgument,
+          "allgather: error feedback applies to all-reduce and reduce-scatter only");
+  }
   const size_t block = codec.encodedBytes(op.count);
   std::vector<uint8_t> gathered(block * static_cast<size_t>(comm.nranks));
   uint8_t* mine = gathered.data() + static_cast<size_t>(comm.rank) * block;

@@ -7,6 +7,7 @@
 #include "collectives/plan.h"
 #include "comm/comm.h"
 #include "compression/codec_config.h"
+#include "compression/error_feedback.h"
 #include "core/types.h"
 
 namespace loom {
@@ -21,6 +22,8 @@ struct Operation {
   int root = 0;  // root, or the peer of Send/Recv
   /// In-flight compression (AllReduce, ReduceScatter, AllGather on fp32/fp16/bf16).
   CodecConfig codec;
+  /// Error feedback for the compressed reductions (nullptr: none).
+  ErrorFeedback* feedback = nullptr;
 };
 
 /// Checks every argument against `comm`; throws InvalidArgument naming the bad

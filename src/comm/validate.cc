@@ -60,6 +60,24 @@ void validateOperation(const Comm& comm, const Operation& op) {
     }
     validateCodecConfig(op.codec);
   }
+  if (op.feedback != nullptr) {
+    // Checked here, before any rank communicates, so a wrong size cannot strand peers.
+    const size_t expected = op.collective == Collective::ReduceScatter
+                                ? op.count * static_cast<size_t>(comm.nranks)
+                                : op.count;
+    if (op.collective == Collective::AllGather) {
+      raise(ErrorCode::InvalidArgument, "{}: error feedback applies to reductions only", name);
+    }
+    if (op.codec.kind == CodecKind::None) {
+      raise(ErrorCode::InvalidArgument, "{}: error feedback given without a compression kind",
+            name);
+    }
+    if (op.feedback->size() != expected) {
+      raise(ErrorCode::InvalidArgument,
+            "{}: error feedback holds {} elements but this call's input has {}", name,
+            op.feedback->size(), expected);
+    }
+  }
   const size_t es = dataTypeSize(op.type);
   // The largest buffer any collective touches is nranks * count elements.
   if (op.count > SIZE_MAX / es / static_cast<size_t>(comm.nranks)) {

@@ -80,7 +80,7 @@ TEST_P(CompressedAllReduce, Int8WithinBoundAndIdenticalOnEveryRank) {
         }
         const double bound = int8Bound(inputs, exact, op == loomAvg ? n : 1.0);
         std::vector<float> result(count, -1.0f);
-        loomCompression int8{loomCompressInt8, 0, 0.0, 0, 0};
+        loomCompression int8{loomCompressInt8, 0, 0.0, 0, 0, nullptr};
         const loomResult_t rc = loomAllReduceEx(inputs[rank].data(), result.data(), count,
                                                 loomFloat32, op, &int8, comm, nullptr);
         if (rc != loomSuccess) {
@@ -122,7 +122,7 @@ TEST_P(CompressedAllReduce, TopkIsExactWhenInputsAreSparseEnough) {
       for (int r = 0; r < n; ++r) exact[i] += static_cast<float>((r + 1) * (1 + i % 5));
     }
     std::vector<float> result(count, -1.0f);
-    loomCompression topk{loomCompressTopK, 0, 0.01, 0, 0};
+    loomCompression topk{loomCompressTopK, 0, 0.01, 0, 0, nullptr};
     if (loomAllReduceEx(input.data(), result.data(), count, loomFloat32, loomSum, &topk, comm,
                         nullptr) != loomSuccess) {
       out.error = std::string("loomAllReduceEx(topk): ") + loomGetLastError(comm);
@@ -153,7 +153,7 @@ TEST_P(CompressedAllReduce, ReduceScatterAndAllGatherWithinBound) {
   const size_t per = 1031;
   const auto results = runRanks(options, [&](int rank, int n, loomComm_t comm) {
     RankOutcome out;
-    loomCompression int8{loomCompressInt8, 64, 0.0, 0, 0};
+    loomCompression int8{loomCompressInt8, 64, 0.0, 0, 0, nullptr};
     std::vector<std::vector<float>> inputs(n, std::vector<float>(per * n));
     std::vector<double> exact(per * n, 0.0);
     for (int r = 0; r < n; ++r) {
@@ -220,7 +220,7 @@ TEST(CompressedBadInput, RejectedWithClearErrors) {
   std::vector<int32_t> ints(64, 7);
   std::vector<float> floats(64, 1.5f);
   std::vector<float> out(64, 9.0f);
-  loomCompression int8{loomCompressInt8, 0, 0.0, 0, 0};
+  loomCompression int8{loomCompressInt8, 0, 0.0, 0, 0, nullptr};
   EXPECT_EQ(loomAllReduceEx(ints.data(), ints.data(), 64, loomInt32, loomSum, &int8, comm, nullptr),
             loomInvalidArgument);
   EXPECT_NE(std::string(loomGetLastError(comm)).find("float"), std::string::npos);
@@ -228,21 +228,21 @@ TEST(CompressedBadInput, RejectedWithClearErrors) {
       loomAllReduceEx(floats.data(), out.data(), 64, loomFloat32, loomMax, &int8, comm, nullptr),
       loomInvalidArgument);
   EXPECT_NE(std::string(loomGetLastError(comm)).find("max"), std::string::npos);
-  loomCompression badBlock{loomCompressInt8, 100, 0.0, 0, 0};
+  loomCompression badBlock{loomCompressInt8, 100, 0.0, 0, 0, nullptr};
   EXPECT_EQ(loomAllReduceEx(floats.data(), out.data(), 64, loomFloat32, loomSum, &badBlock, comm,
                             nullptr),
             loomInvalidArgument);
-  loomCompression badRatio{loomCompressTopK, 0, 2.0, 0, 0};
+  loomCompression badRatio{loomCompressTopK, 0, 2.0, 0, 0, nullptr};
   EXPECT_EQ(loomAllReduceEx(floats.data(), out.data(), 64, loomFloat32, loomSum, &badRatio, comm,
                             nullptr),
             loomInvalidArgument);
-  loomCompression badKind{static_cast<loomCompressionKind_t>(7), 0, 0.0, 0, 0};
+  loomCompression badKind{static_cast<loomCompressionKind_t>(7), 0, 0.0, 0, 0, nullptr};
   EXPECT_EQ(
       loomAllReduceEx(floats.data(), out.data(), 64, loomFloat32, loomSum, &badKind, comm, nullptr),
       loomInvalidArgument);
   for (float v : out) EXPECT_EQ(v, 9.0f) << "a rejected call wrote the output";
   // Kind none is the exact all-reduce.
-  loomCompression none{loomCompressNone, 0, 0.0, 0, 0};
+  loomCompression none{loomCompressNone, 0, 0.0, 0, 0, nullptr};
   EXPECT_EQ(
       loomAllReduceEx(floats.data(), out.data(), 64, loomFloat32, loomSum, &none, comm, nullptr),
       loomSuccess);
@@ -285,6 +285,62 @@ TEST(CompressedEnv, LoomCompressAppliesToPlainFloatAllReduceOnly) {
   });
   EXPECT_EQ(failures(results), "");
   EXPECT_EQ(reportMismatch(results), "");
+}
+
+}  // namespace
+}  // namespace loomtest
+
+namespace loomtest {
+namespace {
+
+// One rank, top-k: the owner's re-selection of a k-sparse sum keeps it whole,
+// so after T calls the outputs plus the residual add up to T times the input —
+// nothing the codec dropped is lost, only delayed.
+TEST(CompressedFeedback, TopkOutputsPlusResidualAddUpToTheInputs) {
+  std::vector<loomComm_t> comms(1);
+  ASSERT_EQ(loomCommInitAll(comms.data(), 1, nullptr), loomSuccess);
+  const size_t count = 3000;
+  std::vector<float> grad(count);
+  for (size_t i = 0; i < count; ++i) grad[i] = inputValue(0, i);
+  loomErrorFeedback_t feedback = nullptr;
+  ASSERT_EQ(loomErrorFeedbackCreate(&feedback, count), loomSuccess);
+  loomCompression topk{loomCompressTopK, 0, 0.01, 0, 0, feedback};
+  const int steps = 5;
+  std::vector<double> sent(count, 0.0);
+  std::vector<float> out(count);
+  for (int t = 0; t < steps; ++t) {
+    ASSERT_EQ(loomAllReduceEx(grad.data(), out.data(), count, loomFloat32, loomSum, &topk, comms[0],
+                              nullptr),
+              loomSuccess)
+        << loomGetLastError(comms[0]);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < count; ++i) {
+      sent[i] += out[i];
+      nonzero += out[i] != 0.0f;
+    }
+    EXPECT_LE(nonzero, 30u) << "top-k 1% of 3000 sent more than 30 values";
+  }
+  std::vector<float> residual(count);
+  ASSERT_EQ(loomErrorFeedbackGet(feedback, residual.data(), count), loomSuccess);
+  for (size_t i = 0; i < count; ++i) {
+    const double expected = static_cast<double>(grad[i]) * steps;
+    ASSERT_NEAR(sent[i] + residual[i], expected, 1e-4 * (1 + std::fabs(expected))) << i;
+  }
+  // A residual of the wrong size is refused before anything moves.
+  loomErrorFeedback_t small = nullptr;
+  ASSERT_EQ(loomErrorFeedbackCreate(&small, count - 1), loomSuccess);
+  loomCompression wrong{loomCompressTopK, 0, 0.01, 0, 0, small};
+  EXPECT_EQ(loomAllReduceEx(grad.data(), out.data(), count, loomFloat32, loomSum, &wrong, comms[0],
+                            nullptr),
+            loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError(comms[0])).find("2999"), std::string::npos);
+  EXPECT_EQ(loomErrorFeedbackGet(small, residual.data(), count), loomInvalidArgument);
+  EXPECT_EQ(loomErrorFeedbackDestroy(small), loomSuccess);
+  EXPECT_EQ(loomErrorFeedbackReset(feedback), loomSuccess);
+  ASSERT_EQ(loomErrorFeedbackGet(feedback, residual.data(), count), loomSuccess);
+  EXPECT_EQ(*std::max_element(residual.begin(), residual.end()), 0.0f);
+  EXPECT_EQ(loomErrorFeedbackDestroy(feedback), loomSuccess);
+  EXPECT_EQ(loomCommDestroy(comms[0]), loomSuccess);
 }
 
 }  // namespace
