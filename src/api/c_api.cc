@@ -76,7 +76,12 @@ namespace {
 
 loom::CodecConfig codecFrom(const loomCompression& c) {
   loom::CodecConfig config;
-  switch (c.kind) {
+  // Read as an int: a C caller may store any int in the enum field, and in C++
+  // loading an out-of-range enum value is undefined (UBSan flags it).
+  int kind = 0;
+  static_assert(sizeof(kind) == sizeof(c.kind));
+  std::memcpy(&kind, &c.kind, sizeof(kind));
+  switch (kind) {
     case loomCompressNone:
       config.kind = loom::CodecKind::None;
       break;
@@ -88,7 +93,7 @@ loom::CodecConfig codecFrom(const loomCompression& c) {
       break;
     default:
       loom::raise(ErrorCode::InvalidArgument, "compression kind {} is not a loomCompressionKind_t",
-                  static_cast<int>(c.kind));
+                  kind);
   }
   if (c.block < 0) loom::raise(ErrorCode::InvalidArgument, "compression block {} < 0", c.block);
   if (c.block > 0) config.block = static_cast<uint32_t>(c.block);

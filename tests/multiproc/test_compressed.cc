@@ -236,7 +236,11 @@ TEST(CompressedBadInput, RejectedWithClearErrors) {
   EXPECT_EQ(loomAllReduceEx(floats.data(), out.data(), 64, loomFloat32, loomSum, &badRatio, comm,
                             nullptr),
             loomInvalidArgument);
-  loomCompression badKind{static_cast<loomCompressionKind_t>(7), 0, 0.0, 0, 0, nullptr};
+  // A C caller may store any int in the enum field; set it without an enum-typed
+  // value (an out-of-range enum value is undefined in C++).
+  loomCompression badKind{loomCompressNone, 0, 0.0, 0, 0, nullptr};
+  const int seven = 7;
+  std::memcpy(&badKind.kind, &seven, sizeof(seven));
   EXPECT_EQ(
       loomAllReduceEx(floats.data(), out.data(), 64, loomFloat32, loomSum, &badKind, comm, nullptr),
       loomInvalidArgument);
