@@ -45,6 +45,12 @@ uint64_t publishedRound(const ArenaView& view) {
                    h.small[1].round.load(std::memory_order_acquire)});
 }
 
+/// One rank: the reduction of a single contribution is the contribution itself.
+void reduceAlone(const char* in, char* out, size_t count, size_t es, const ReduceContext& rc) {
+  if (in != out) std::memmove(out, in, count * es);
+  if (rc.finalize != nullptr) rc.finalize(out, count, 1);
+}
+
 }  // namespace
 
 int DirectExecutor::beginRound() {
@@ -62,18 +68,20 @@ int DirectExecutor::beginRound() {
   return static_cast<int>(round_ & 1);
 }
 
-void DirectExecutor::publishInput() {
-  arenas_[rank_].header->inputSeq.store(round_, std::memory_order_release);
+void DirectExecutor::ringPeers() {
   for (int r = 0; r < nranks_; ++r) {
     if (r != rank_) arenas_[r].header->doorbell.ring();
   }
 }
 
+void DirectExecutor::publishInput() {
+  arenas_[rank_].header->inputSeq.store(round_, std::memory_order_release);
+  ringPeers();
+}
+
 void DirectExecutor::publishOutput() {
   arenas_[rank_].header->outputSeq.store(round_, std::memory_order_release);
-  for (int r = 0; r < nranks_; ++r) {
-    if (r != rank_) arenas_[r].header->doorbell.ring();
-  }
+  ringPeers();
 }
 
 void DirectExecutor::waitInput(int r) {
@@ -108,9 +116,7 @@ void DirectExecutor::allReduceSmall(const char* in, char* out, size_t count, siz
   SmallSlot& mine = arenas_[rank_].header->small[p];
   std::memcpy(mine.data, in, count * es);
   mine.round.store(round_, std::memory_order_release);
-  for (int r = 0; r < nranks_; ++r) {
-    if (r != rank_) arenas_[r].header->doorbell.ring();
-  }
+  ringPeers();
   for (int r = 0; r < nranks_; ++r) {
     const auto& slot = arenas_[r].header->small[p];
     waitFor(
@@ -128,8 +134,7 @@ void DirectExecutor::allReduceSmall(const char* in, char* out, size_t count, siz
 void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t es,
                                const ReduceContext& rc) {
   if (nranks_ == 1) {
-    if (in != out) std::memmove(out, in, count * es);
-    if (rc.finalize != nullptr) rc.finalize(out, count, 1);
+    reduceAlone(in, out, count, es, rc);
     return;
   }
   if (count > 0 && count * es <= kSmallSlotBytes) {
@@ -183,8 +188,7 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
 void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, size_t es,
                                    const ReduceContext& rc) {
   if (nranks_ == 1) {
-    if (in != out) std::memmove(out, in, recvCount * es);
-    if (rc.finalize != nullptr) rc.finalize(out, recvCount, 1);
+    reduceAlone(in, out, recvCount, es, rc);
     return;
   }
   const size_t perRound = std::max<size_t>(1, arenaBytes_ / es / nranks_);
@@ -220,8 +224,7 @@ void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t e
 void DirectExecutor::reduce(const char* in, char* out, size_t count, size_t es,
                             const ReduceContext& rc, int root) {
   if (nranks_ == 1) {
-    if (in != out) std::memmove(out, in, count * es);
-    if (rc.finalize != nullptr) rc.finalize(out, count, 1);
+    reduceAlone(in, out, count, es, rc);
     return;
   }
   const size_t perRound = arenaBytes_ / es;

@@ -44,6 +44,7 @@ class DirectExecutor {
                       const ReduceContext& rc);
   /// Starts round `round_+1`: waits until its parity's regions are free.
   int beginRound();
+  void ringPeers();
   void publishInput();
   void publishOutput();
   void waitInput(int rank);

@@ -39,6 +39,11 @@ Algorithm chooseAlgorithm(const Comm& comm, Collective collective, size_t bytes)
 
 bool isReduction(Collective c);
 
+/// Whether send/recv are the C API's in-place layout for this collective
+/// (all-reduce etc.: same pointer; all-gather/gather: send = recv + rank*count;
+/// reduce-scatter/scatter: recv = send + rank*count; never for all-to-all).
+bool isInPlace(const Comm& comm, const Operation& op);
+
 /// Runs one collective without the batching of runOperations; compressed
 /// collectives compose themselves from these.
 void runCollective(Comm& comm, const Operation& op);

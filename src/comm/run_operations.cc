@@ -20,22 +20,6 @@ ReduceContext reduceContext(const Comm& comm, const Operation& op) {
   return rc;
 }
 
-bool isInPlace(const Comm& comm, const Operation& op) {
-  const auto* s = static_cast<const char*>(op.send);
-  const auto* r = static_cast<const char*>(op.recv);
-  const size_t blockBytes = op.count * dataTypeSize(op.type);
-  switch (op.collective) {
-    case Collective::AllGather:
-    case Collective::Gather:
-      return r != nullptr && s == r + static_cast<size_t>(comm.rank) * blockBytes;
-    case Collective::ReduceScatter:
-    case Collective::Scatter:
-      return s != nullptr && r == s + static_cast<size_t>(comm.rank) * blockBytes;
-    default:
-      return s == r && s != nullptr;
-  }
-}
-
 /// LOOM_CHECK=1: every rank compares what it is about to call with every other rank.
 void checkAgreement(Comm& comm, const Operation& op) {
   const std::string mine = fmt::format(

@@ -23,6 +23,24 @@ bool overlaps(const void* a, size_t aBytes, const void* b, size_t bBytes) {
 
 }  // namespace
 
+bool isInPlace(const Comm& comm, const Operation& op) {
+  const auto* s = static_cast<const char*>(op.send);
+  const auto* r = static_cast<const char*>(op.recv);
+  const size_t blockBytes = op.count * dataTypeSize(op.type);
+  switch (op.collective) {
+    case Collective::AllGather:
+    case Collective::Gather:
+      return r != nullptr && s == r + static_cast<size_t>(comm.rank) * blockBytes;
+    case Collective::ReduceScatter:
+    case Collective::Scatter:
+      return s != nullptr && r == s + static_cast<size_t>(comm.rank) * blockBytes;
+    case Collective::AllToAll:
+      return false;
+    default:
+      return s == r && s != nullptr;
+  }
+}
+
 void validateOperation(const Comm& comm, const Operation& op) {
   const std::string name = toString(op.collective);
   if (static_cast<unsigned>(op.type) >= kNumDataTypes) {
@@ -96,17 +114,7 @@ void validateOperation(const Comm& comm, const Operation& op) {
   }
   // Partial overlap is never meaningful; exact in-place layouts are allowed.
   if (overlaps(op.send, inBytes, op.recv, outBytes)) {
-    const auto* s = static_cast<const char*>(op.send);
-    const auto* r = static_cast<const char*>(op.recv);
-    bool inPlaceLayout = s == r;
-    if (op.collective == Collective::AllGather || op.collective == Collective::Gather) {
-      inPlaceLayout = s == r + static_cast<size_t>(comm.rank) * op.count * es;
-    } else if (op.collective == Collective::ReduceScatter || op.collective == Collective::Scatter) {
-      inPlaceLayout = r == s + static_cast<size_t>(comm.rank) * op.count * es;
-    } else if (op.collective == Collective::AllToAll) {
-      inPlaceLayout = false;
-    }
-    if (!inPlaceLayout) {
+    if (!isInPlace(comm, op)) {
       raise(ErrorCode::InvalidArgument,
             "{}: sendbuff {} ({} bytes) and recvbuff {} ({} bytes) overlap without being the "
             "in-place layout",

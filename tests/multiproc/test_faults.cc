@@ -578,6 +578,10 @@ TEST(FaultStall, WaitersTimeOutNamingPeerAndCollective) {
       EXPECT_EQ(s.iter, p.stallAt) << p.label() << ": rank " << r;
       EXPECT_EQ(checkFailure(s, r, true, labelName(p.kind)), "")
           << p.label() << ": rank " << r << ": " << s.message;
+      // All ranks share this host, so the hang report shows what the staller was doing.
+      EXPECT_NE(s.message.find("rank " + std::to_string(p.staller) + " not in a call"),
+                std::string::npos)
+          << p.label() << ": rank " << r << ": " << s.message;
       // It waited LOOM_TIMEOUT, not less.
       EXPECT_GE(s.callMs, kTimeout * 1000.0 - 50) << p.label() << ": rank " << r;
     }
