@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "pipe_io.h"
+
 namespace loomtest {
 namespace {
 
@@ -29,34 +31,6 @@ std::string callError(const char* what, loomResult_t rc) {
   out << what << " returned " << static_cast<int>(rc) << " (" << loomGetErrorString(rc)
       << "): " << loomGetLastError(nullptr);
   return out.str();
-}
-
-void writeAll(int fd, const void* data, size_t bytes) {
-  const auto* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    const ssize_t w = ::write(fd, p, bytes);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
-    p += w;
-    bytes -= static_cast<size_t>(w);
-  }
-}
-
-void writeString(int fd, const std::string& s) {
-  const uint64_t len = s.size();
-  writeAll(fd, &len, sizeof len);
-  writeAll(fd, s.data(), s.size());
-}
-
-bool readString(const std::string& buf, size_t* pos, std::string* out) {
-  uint64_t len;
-  if (buf.size() - *pos < sizeof len) return false;
-  std::memcpy(&len, buf.data() + *pos, sizeof len);
-  *pos += sizeof len;
-  if (buf.size() - *pos < len) return false;
-  out->assign(buf, *pos, len);
-  *pos += len;
-  return true;
 }
 
 double secondsSince(int64_t startNs) { return (monotonicNs() - startNs) / 1e9; }

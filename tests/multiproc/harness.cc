@@ -18,6 +18,8 @@
 #include <sstream>
 #include <thread>
 
+#include "pipe_io.h"
+
 namespace loomtest {
 namespace {
 
@@ -114,34 +116,6 @@ std::vector<RankResult> runThreads(const RunOptions& options, const RankBody& bo
 }
 
 // --- processes -------------------------------------------------------------------
-
-void writeAll(int fd, const void* data, size_t bytes) {
-  const auto* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    const ssize_t w = ::write(fd, p, bytes);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;  // parent gone: nothing useful left to do
-    p += w;
-    bytes -= static_cast<size_t>(w);
-  }
-}
-
-void writeString(int fd, const std::string& s) {
-  const uint64_t len = s.size();
-  writeAll(fd, &len, sizeof len);
-  writeAll(fd, s.data(), s.size());
-}
-
-bool readString(const std::string& buf, size_t* pos, std::string* out) {
-  uint64_t len;
-  if (buf.size() - *pos < sizeof len) return false;
-  std::memcpy(&len, buf.data() + *pos, sizeof len);
-  *pos += sizeof len;
-  if (buf.size() - *pos < len) return false;
-  out->assign(buf, *pos, len);
-  *pos += len;
-  return true;
-}
 
 [[noreturn]] void childMain(const RunOptions& options, const RankBody& body, const loomUniqueId& id,
                             int rank, int fd) {
