@@ -26,7 +26,7 @@ sources_for() {
   case "$1" in
     unique_id) echo "src/bootstrap/unique_id.cc src/core/error.cc" ;;
     rendezvous_messages | rendezvous_frames)
-      echo "src/bootstrap/rendezvous_parser.cc src/core/error.cc" ;;
+      echo "src/bootstrap/rendezvous_parser.cc src/bootstrap/peer_status.cc src/core/error.cc" ;;
     tcp_wire) echo "" ;;
     peer_info) echo "src/comm/peer_info.cc src/core/error.cc" ;;
     *)

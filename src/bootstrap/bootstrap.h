@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/peer_status.h"
 #include "bootstrap/unique_id.h"
 #include "core/deadline.h"
 
@@ -55,6 +56,15 @@ class Bootstrap {
   /// Executors call it while they wait, so a dead peer is named within
   /// milliseconds instead of at LOOM_TIMEOUT.
   virtual void checkPeers() = 0;
+  /// Publishes what this rank is doing, for peers' hang reports. Best effort
+  /// and non-blocking: returns false (and sends nothing) when another thread
+  /// holds the connection or it has failed. Callers report only when a wait
+  /// got slow and when that call ends, so fast calls cost no system call.
+  virtual bool reportStatus(const PeerStatus& mine) = 0;
+  /// Every rank's last report, as the server knows it (indexed by rank). For
+  /// the error path of a timed-out wait. Throws Error(RemoteError) if the
+  /// server reports a failure or does not answer by `deadline`.
+  virtual std::vector<PeerReport> queryStatuses(Deadline deadline) = 0;
   /// Tells the server this rank leaves cleanly (communicator destroyed), so its
   /// disconnect is not reported to the others as a failure.
   virtual void leave() = 0;

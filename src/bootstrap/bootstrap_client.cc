@@ -25,6 +25,9 @@ using namespace rendezvous;
 // One recv reads at most this much (on the caller's stack); between rounds
 // frames are small, and a large gather simply takes several reads.
 constexpr size_t kReadChunk = 16 * 1024;
+// A status report is 32 bytes into an idle socket; if even that cannot be
+// sent at once, the connection is in trouble and checkPeers will say so.
+constexpr std::chrono::milliseconds kStatusSendLimit{100};
 
 std::string localHostName() {
   char host[256] = {};
@@ -41,7 +44,7 @@ class BootstrapClient final : public Bootstrap {
         rank_(rank),
         nranks_(nranks),
         abortFlag_(abortFlag),
-        parser_(static_cast<uint64_t>(nranks) * (4 + kMaxBlobBytes)) {}
+        parser_(nranks) {}
 
   int rank() const override { return rank_; }
   int nranks() const override { return nranks_; }
@@ -107,6 +110,48 @@ class BootstrapClient final : public Bootstrap {
                                   static_cast<uint32_t>(frame->kind)));
       }
       if (eof_) serverClosed();
+    });
+  }
+
+  bool reportStatus(const PeerStatus& mine) override {
+    if (failed_.load(std::memory_order_acquire)) return false;
+    // Called from a waiting executor: never wait for another thread's round.
+    std::unique_lock lock(mu_, std::try_to_lock);
+    if (!lock.owns_lock() || left_) return false;
+    try {
+      const std::string bytes = message(MessageKind::Status, encodeStatus(mine));
+      sendAll(sock_.fd(), bytes.data(), bytes.size(), Deadline::after(kStatusSendLimit), abortFlag_,
+              peerName());
+      return true;
+    } catch (const Error& e) {
+      // Best effort: a connection that fails here fails again in checkPeers,
+      // which reports it properly.
+      LOOM_TRACE("rank {}: status report not sent: {}", rank_, e.what());
+      return false;
+    }
+  }
+
+  std::vector<PeerReport> queryStatuses(Deadline deadline) override {
+    throwIfFailed();
+    std::unique_lock lock(mu_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      raise(ErrorCode::InvalidUsage, "rank {}: bootstrap busy in another thread", rank_);
+    }
+    if (left_) raise(ErrorCode::InvalidUsage, "rank {} queries after it left the bootstrap", rank_);
+    return remembering([&] {
+      const std::string query = message(MessageKind::Query, "");
+      sendAll(sock_.fd(), query.data(), query.size(), deadline, abortFlag_, peerName());
+      const Frame reply = waitFrame(deadline);
+      if (reply.kind == FrameKind::Error) fail(ErrorCode::RemoteError, reply.payload);
+      if (reply.kind != FrameKind::States) {
+        protocolError(
+            fmt::format("frame kind {} answering a query", static_cast<uint32_t>(reply.kind)));
+      }
+      try {
+        return decodeReports(reply.payload, nranks_);
+      } catch (const Error& e) {
+        protocolError(e.what());
+      }
     });
   }
 
@@ -240,6 +285,9 @@ std::unique_ptr<Bootstrap> Bootstrap::join(const UniqueId& id, int rank, int nra
   const SocketAddress address = SocketAddress::fromHost(id.host, id.port);
   const std::string server = address.toString();
   Socket sock = connectWithRetry(address, deadline, abortFlag);
+  // Status reports and queries are small writes back to back; Nagle would
+  // hold the second until the first is acknowledged (up to 40 ms).
+  setNoDelay(sock.fd());
 
   Hello hello;
   hello.secret = id.secret;

@@ -32,6 +32,9 @@ std::optional<Frame> FrameParser::next() {
     case FrameKind::Gather:
       limit = maxGatherBytes_;
       break;
+    case FrameKind::States:
+      limit = maxStatesBytes_;
+      break;
     default:
       error_ = fmt::format("unknown frame kind {}", rawKind);
       throw Error(ErrorCode::RemoteError, error_);
@@ -81,6 +84,14 @@ std::optional<ClientMessage> MessageParser::next() {
       message.kind = ClientMessage::Kind::Leave;
       limit = 0;
       break;
+    case MessageKind::Status:
+      message.kind = ClientMessage::Kind::Status;
+      limit = kStatusBytes;
+      break;
+    case MessageKind::Query:
+      message.kind = ClientMessage::Kind::Query;
+      limit = 0;
+      break;
     default:
       error_ = fmt::format("unknown message kind {}", rawKind);
       throw Error(ErrorCode::RemoteError, error_);
@@ -90,8 +101,21 @@ std::optional<ClientMessage> MessageParser::next() {
                          length, limit);
     throw Error(ErrorCode::RemoteError, error_);
   }
+  if (message.kind == ClientMessage::Kind::Status && length != kStatusBytes) {
+    error_ = fmt::format("status message declares {} bytes, not {}", length, kStatusBytes);
+    throw Error(ErrorCode::RemoteError, error_);
+  }
   if (queue_.size() - kMessageHeaderBytes < length) return std::nullopt;
   message.blob = queue_.take(kMessageHeaderBytes, length);
+  if (message.kind == ClientMessage::Kind::Status) {
+    try {
+      message.status = decodeStatus(message.blob);
+    } catch (const Error& e) {
+      error_ = e.what();
+      throw;
+    }
+    message.blob.clear();
+  }
   queue_.consume(kMessageHeaderBytes + length);
   return message;
 }

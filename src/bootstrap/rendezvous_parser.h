@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bootstrap/peer_status.h"
 #include "bootstrap/rendezvous_protocol.h"
 
 namespace loom::rendezvous {
@@ -42,8 +43,11 @@ struct Frame {
 /// Decodes server -> client frames.
 class FrameParser {
  public:
-  /// `maxGatherBytes` bounds a Gather payload (nranks x (4 + kMaxBlobBytes)).
-  explicit FrameParser(uint64_t maxGatherBytes) : maxGatherBytes_(maxGatherBytes) {}
+  /// Payload bounds follow the world size: a Gather holds at most nranks x
+  /// (4 + kMaxBlobBytes), a States nranks x kReportBytes.
+  explicit FrameParser(int nranks)
+      : maxGatherBytes_(static_cast<uint64_t>(nranks) * (4 + kMaxBlobBytes)),
+        maxStatesBytes_(static_cast<uint64_t>(nranks) * kReportBytes) {}
 
   void feed(const void* data, size_t size) { queue_.append(data, size); }
   /// The next whole frame, or nullopt until more bytes arrive. Throws
@@ -56,17 +60,19 @@ class FrameParser {
  private:
   ByteQueue queue_;
   uint64_t maxGatherBytes_;
+  uint64_t maxStatesBytes_;
   std::string error_;
 };
 
 struct ClientMessage {
-  enum class Kind { Hello, Round, Leave };
+  enum class Kind { Hello, Round, Leave, Status, Query };
   Kind kind = Kind::Hello;
-  Hello hello;       // Kind::Hello
-  std::string blob;  // Kind::Round
+  Hello hello;        // Kind::Hello
+  std::string blob;   // Kind::Round
+  PeerStatus status;  // Kind::Status
 };
 
-/// Decodes client -> server bytes: one hello, then Round/Leave messages.
+/// Decodes client -> server bytes: one hello, then Round/Leave/Status/Query messages.
 class MessageParser {
  public:
   void feed(const void* data, size_t size) { queue_.append(data, size); }

@@ -1,17 +1,25 @@
 // The rendezvous wire protocol, shared by server and client. All integers are
-// little-endian. Version 2 (magic "LOOMBS02"): the hello names the process,
-// and client messages carry a kind so a rank can leave cleanly.
+// little-endian. Version 3 (magic "LOOMBS03"): the hello names the process,
+// client messages carry a kind so a rank can leave cleanly, and ranks publish
+// what they are doing so a rank that times out can say what peers on other
+// hosts were doing (ranks on its own host it reads from shared memory).
 //
 //   client -> server  hello: magic[8], secret[16], rank u32, nranks u32, pid u32,
 //                            hostLength u32 (<= kMaxHostBytes), host[64] zero-padded
 //   client -> server  message: kind u32, length u32, payload
 //       Round  an all-gather blob, <= kMaxBlobBytes
 //       Leave  empty: this rank is done; its disconnect is not a failure
+//       Status kStatusBytes: activity u32 (0 idle, 1 busy, 2 failed), collective u32,
+//              sequence u64, count u64
+//              (sent only when a wait got slow, and when that call ends)
+//       Query  empty: asks for every rank's last Status
 //   server -> client  frame: kind u32, zero u32, length u64, payload
 //       Ok     (after hello, once all ranks joined): empty payload
 //       Error  (refused hello, a rank died, a round that cannot complete):
 //              message, <= kMaxErrorBytes; may arrive at any time
 //       Gather (a completed round): nranks x {length u32, bytes}, in rank order
+//       States (answers Query): nranks x kReportBytes: state u32, collective u32,
+//              sequence u64, count u64, age in milliseconds u64
 //
 // Incremental decoders for both directions live in rendezvous_parser.h.
 #pragma once
@@ -26,7 +34,7 @@
 
 namespace loom::rendezvous {
 
-inline constexpr char kHelloMagic[8] = {'L', 'O', 'O', 'M', 'B', 'S', '0', '2'};
+inline constexpr char kHelloMagic[8] = {'L', 'O', 'O', 'M', 'B', 'S', '0', '3'};
 inline constexpr size_t kMaxHostBytes = 64;
 inline constexpr size_t kHelloBytes = 40 + kMaxHostBytes;
 inline constexpr size_t kMessageHeaderBytes = 8;
@@ -34,9 +42,11 @@ inline constexpr size_t kFrameHeaderBytes = 16;
 inline constexpr uint32_t kMaxBlobBytes = 1u << 20;
 inline constexpr size_t kMaxErrorBytes = 4096;
 inline constexpr int kMaxRanks = 1 << 16;
+inline constexpr uint32_t kStatusBytes = 24;
+inline constexpr size_t kReportBytes = 32;
 
-enum class FrameKind : uint32_t { Ok = 1, Error = 2, Gather = 3 };
-enum class MessageKind : uint32_t { Round = 1, Leave = 2 };
+enum class FrameKind : uint32_t { Ok = 1, Error = 2, Gather = 3, States = 4 };
+enum class MessageKind : uint32_t { Round = 1, Leave = 2, Status = 3, Query = 4 };
 
 struct Hello {
   std::array<uint8_t, 16> secret{};

@@ -45,6 +45,9 @@ struct RendezvousServer::Client {
   std::string host;
   MessageParser parser;
   bool blobPending = false;  // sent this round's blob, waiting for the others
+  bool reported = false;     // has sent a Status
+  PeerStatus status;
+  std::chrono::steady_clock::time_point reportedAt;
   std::string pending;
   // Outbound frames, shared between clients (a gather frame goes to everyone).
   std::deque<std::shared_ptr<const std::string>> out;
@@ -125,6 +128,7 @@ void RendezvousServer::acceptPending() {
       LOOM_WARN("rendezvous {}: {} connections without hello; refusing another", address_, pending);
       continue;  // Socket closes it
     }
+    setNoDelay(sock.fd());
     auto client = std::make_unique<Client>();
     client->peer = SocketAddress{from, length}.toString();
     client->sock = std::move(sock);
@@ -175,6 +179,12 @@ void RendezvousServer::readFrom(Client& c) {
           break;
         case ClientMessage::Kind::Leave:
           onLeave(c);
+          break;
+        case ClientMessage::Kind::Status:
+          onStatus(c, message->status);
+          break;
+        case ClientMessage::Kind::Query:
+          onQuery(c);
           break;
       }
     }
@@ -240,6 +250,41 @@ void RendezvousServer::onLeave(Client& c) {
   for (Client* member : byRank_) {
     if (member != nullptr && member->blobPending) answerWithError(*member, departed_);
   }
+}
+
+void RendezvousServer::onStatus(Client& c, const PeerStatus& status) {
+  if (!c.joined) {
+    drop(c, "sent a status before its hello was accepted", true);
+    return;
+  }
+  c.reported = true;
+  c.status = status;
+  c.reportedAt = std::chrono::steady_clock::now();
+}
+
+void RendezvousServer::onQuery(Client& c) {
+  if (!c.joined || !allJoined_) {
+    drop(c, "queried peer states before all ranks joined", true);
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<PeerReport> reports(byRank_.size());
+  for (size_t r = 0; r < byRank_.size(); ++r) {
+    const Client* member = byRank_[r];
+    PeerReport& report = reports[r];
+    if (member == nullptr || member->left) {
+      report.state = PeerReport::State::Gone;
+      continue;
+    }
+    if (!member->reported) continue;  // Silent
+    report.state = member->status.busy     ? PeerReport::State::Busy
+                   : member->status.failed ? PeerReport::State::Failed
+                                           : PeerReport::State::Idle;
+    report.status = member->status;
+    report.ageMillis = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - member->reportedAt).count());
+  }
+  enqueue(c, std::make_shared<const std::string>(frame(FrameKind::States, encodeReports(reports))));
 }
 
 void RendezvousServer::onBlob(Client& c, std::string blob) {

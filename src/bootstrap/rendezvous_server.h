@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/peer_status.h"
 #include "bootstrap/rendezvous_protocol.h"
 #include "core/socket.h"
 
@@ -37,6 +38,8 @@ class RendezvousServer {
   void onHello(Client& client, const rendezvous::Hello& hello);
   void onBlob(Client& client, std::string blob);
   void onLeave(Client& client);
+  void onStatus(Client& client, const PeerStatus& status);
+  void onQuery(Client& client);
   void answerWithError(Client& client, const std::string& message);
   void completeRoundIfReady();
   void refuse(Client& client, const std::string& message);

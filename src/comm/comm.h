@@ -51,6 +51,10 @@ struct loomComm {
   uint64_t directRound = 0;      // rounds of the direct algorithm, equal on all ranks
   uint64_t collectiveCount = 0;  // collectives issued, for error messages
   uint64_t compressedCalls = 0;  // stochastic-rounding counter, equal on all ranks
+  /// The call this thread is in, for peers on other hosts (peer_states.cc):
+  /// sent to the rendezvous only once one of its waits got slow.
+  loom::PeerStatus callStatus;
+  bool callStatusReported = false;
   /// Buffers of the compressed collectives, kept between calls: allocating
   /// (and page-faulting) message-sized buffers per call costs more than the codec.
   struct CompressionScratch {
@@ -96,8 +100,14 @@ class ActiveCall {
   Comm& comm_;
 };
 
-/// "rank 1: in allreduce #41 (1024 elements); rank 2: idle after 40 collectives; ..."
+/// "rank 1 in AllReduce #41 (1024 elements); rank 2 not in a call, 40 collectives
+/// done; ...": ranks on this host from shared memory, others from the rendezvous.
 std::string describePeerStates(Comm& comm);
+
+/// Called while a wait idles (before Bootstrap::checkPeers): the first time
+/// in a call, publishes this rank's call to the rendezvous when some peers are
+/// on other hosts, so their hang reports can say what this rank is doing.
+void reportSlowWait(Comm& comm);
 
 /// Marks this rank busy in `collective` for peers' hang reports, until destroyed.
 class StatusScope {
@@ -109,7 +119,7 @@ class StatusScope {
 
  private:
   Comm& comm_;
-  RankStatus* status_;
+  RankStatus* status_;  // this rank's status in shared memory; null without shm
 };
 
 }  // namespace loom

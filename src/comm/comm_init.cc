@@ -134,7 +134,10 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   wait.yieldMicros = comm->config.yieldMicros;
   wait.networkLinks = comm->networkLinks;
   Comm* self = comm.get();
-  wait.checkPeers = [self] { self->bootstrap->checkPeers(); };
+  wait.checkPeers = [self] {
+    reportSlowWait(*self);
+    self->bootstrap->checkPeers();
+  };
   wait.peerStates = [self] { return describePeerStates(*self); };
   comm->bootstrap->barrier(deadline);
   if (logLevel() >= LogLevel::Info) {

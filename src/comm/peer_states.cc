@@ -1,11 +1,65 @@
-// Hang reports: what each rank on this host is doing, read from the status
-// every rank publishes in its shared-memory segment.
+// Hang reports: what each rank is doing. Ranks on this host publish it in
+// their shared-memory segment on every call (two stores, no system call);
+// ranks on other hosts are asked through the rendezvous server, to which a
+// rank reports only when one of its waits got slow (and again when that call
+// ends), so a fast collective never pays for a message.
+#include <algorithm>
+#include <exception>
+
 #include "comm/comm.h"
 
 namespace loom {
+namespace {
+
+constexpr int kMaxListed = 16;
+// How long the timed-out rank waits for the rendezvous's answer before it
+// reports without the remote states.
+constexpr std::chrono::seconds kQueryLimit{1};
+
+std::string collectiveName(uint32_t code) {
+  if (code > static_cast<uint32_t>(Collective::Recv)) return fmt::format("collective {}", code);
+  return toString(static_cast<Collective>(code));
+}
+
+std::string describeLocal(const RankStatus& s, int rank) {
+  const uint64_t sequence = s.sequence.load(std::memory_order_relaxed);
+  if (s.busy.load(std::memory_order_acquire) != 0) {
+    return fmt::format(" rank {} in {} #{} ({} elements);", rank,
+                       collectiveName(s.collective.load()), sequence, s.count.load());
+  }
+  return fmt::format(" rank {} not in a call, {} collectives done;", rank, sequence);
+}
+
+std::string describeRemote(const PeerReport& report, int rank) {
+  const PeerStatus& s = report.status;
+  switch (report.state) {
+    case PeerReport::State::Busy:
+      return fmt::format(" rank {} in {} #{} ({} elements), waiting (reported {} ms ago);", rank,
+                         collectiveName(s.collective), s.sequence, s.count, report.ageMillis);
+    case PeerReport::State::Idle:
+      return fmt::format(
+          " rank {} not waiting in any call (last report {} ms ago: {} collectives done);", rank,
+          report.ageMillis, s.sequence);
+    case PeerReport::State::Failed:
+      return fmt::format(" rank {} failed in {} #{} ({} elements) {} ms ago;", rank,
+                         collectiveName(s.collective), s.sequence, s.count, report.ageMillis);
+    case PeerReport::State::Gone:
+      return fmt::format(" rank {} disconnected;", rank);
+    case PeerReport::State::Silent:
+      break;
+  }
+  return fmt::format(" rank {} not waiting in any call (no slow wait reported);", rank);
+}
+
+}  // namespace
 
 StatusScope::StatusScope(Comm& comm, Collective collective, size_t count)
     : comm_(comm), status_(comm.shm ? &comm.shm->headerOf(comm.rank).status : nullptr) {
+  comm.callStatus = PeerStatus{.busy = true,
+                               .collective = static_cast<uint32_t>(collective),
+                               .sequence = comm.collectiveCount,
+                               .count = static_cast<uint64_t>(count)};
+  comm.callStatusReported = false;
   if (status_ == nullptr) return;
   status_->sequence.store(comm.collectiveCount, std::memory_order_relaxed);
   status_->collective.store(static_cast<uint32_t>(collective), std::memory_order_relaxed);
@@ -14,36 +68,53 @@ StatusScope::StatusScope(Comm& comm, Collective collective, size_t count)
 }
 
 StatusScope::~StatusScope() {
+  comm_.callStatus.busy = false;
+  // A failed call keeps its own sequence number, so a peer's report names it.
+  comm_.callStatus.failed = std::uncaught_exceptions() > 0;
+  if (!comm_.callStatus.failed) comm_.callStatus.sequence = comm_.collectiveCount;
+  if (comm_.callStatusReported && comm_.bootstrap) {
+    // The peers were told this rank was waiting; tell them it is not any more.
+    comm_.bootstrap->reportStatus(comm_.callStatus);
+    comm_.callStatusReported = false;
+  }
   if (status_ == nullptr) return;
   status_->sequence.store(comm_.collectiveCount, std::memory_order_relaxed);
   status_->busy.store(0, std::memory_order_release);
 }
 
+void reportSlowWait(Comm& comm) {
+  if (comm.allLocal || comm.callStatusReported || !comm.callStatus.busy) return;
+  comm.callStatusReported = comm.bootstrap->reportStatus(comm.callStatus);
+}
+
 std::string describePeerStates(Comm& comm) {
-  constexpr int kMaxListed = 16;
   std::string out = "peer states:";
-  int listed = 0;
-  int remote = 0;
-  for (int r = 0; r < comm.nranks; ++r) {
-    if (!comm.shm || !comm.shm->isMapped(r)) {
-      ++remote;
-      continue;
-    }
-    if (listed++ == kMaxListed) {
-      out += " ...";
-      break;
-    }
-    const RankStatus& s = comm.shm->headerOf(r).status;
-    const uint64_t sequence = s.sequence.load(std::memory_order_relaxed);
-    if (s.busy.load(std::memory_order_acquire) != 0) {
-      out += fmt::format(" rank {} in {} #{} ({} elements);", r,
-                         toString(static_cast<Collective>(s.collective.load())), sequence,
-                         s.count.load());
-    } else {
-      out += fmt::format(" rank {} not in a call, {} collectives done;", r, sequence);
+  std::vector<PeerReport> remote;
+  std::string remoteProblem;
+  if (!comm.allLocal) {
+    try {
+      remote = comm.bootstrap->queryStatuses(Deadline::after(kQueryLimit));
+    } catch (const Error& e) {
+      remoteProblem = e.what();
     }
   }
-  if (remote > 0) out += fmt::format(" {} rank(s) on other hosts (state not visible)", remote);
+  int listed = 0;
+  for (int r = 0; r < comm.nranks && listed < kMaxListed; ++r) {
+    if (r == comm.rank) continue;
+    const bool local = comm.shm && comm.shm->isMapped(r);
+    if (local) {
+      out += describeLocal(comm.shm->headerOf(r).status, r);
+    } else if (static_cast<size_t>(r) < remote.size()) {
+      out += describeRemote(remote[static_cast<size_t>(r)], r);
+    } else {
+      continue;
+    }
+    ++listed;
+  }
+  if (listed == kMaxListed) out += " ...";
+  if (!remoteProblem.empty()) {
+    out += fmt::format(" ranks on other hosts: state not available ({})", remoteProblem);
+  }
   return out;
 }
 

@@ -1,8 +1,9 @@
 // Fuzzes what a rank parses from the rendezvous server: frames (FrameParser,
-// shared with the client) and Gather payloads (decodeGather). Invariants:
+// shared with the client), Gather payloads (decodeGather) and States payloads
+// (decodeReports). Invariants:
 //  - whole or in random pieces, the same frames and the same error;
 //  - frames re-encode to exactly the bytes consumed, within their bounds;
-//  - a Gather payload that decodes for n ranks re-encodes to itself.
+//  - a Gather or States payload that decodes for n ranks re-encodes to itself.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,8 +35,8 @@ bool drain(FrameParser& parser, Outcome& out) {
   }
 }
 
-Outcome parse(const uint8_t* data, size_t size, uint64_t maxGather, std::optional<uint32_t> seed) {
-  FrameParser parser(maxGather);
+Outcome parse(const uint8_t* data, size_t size, int nranks, std::optional<uint32_t> seed) {
+  FrameParser parser(nranks);
   Outcome out;
   if (!seed) {
     parser.feed(data, size);
@@ -66,6 +67,18 @@ void checkGather(const std::string& payload, int nranks) {
   FUZZ_CHECK(encodeGather(blobs) == payload);
 }
 
+void checkReports(const std::string& payload, int nranks) {
+  std::vector<loom::PeerReport> reports;
+  try {
+    reports = decodeReports(payload, nranks);
+  } catch (const loom::Error& e) {
+    FUZZ_CHECK(e.code() == loom::ErrorCode::RemoteError);
+    return;
+  }
+  FUZZ_CHECK(reports.size() == static_cast<size_t>(nranks));
+  FUZZ_CHECK(encodeReports(reports) == payload);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -76,8 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint64_t maxGather = static_cast<uint64_t>(nranks) * (4 + kMaxBlobBytes);
   data += 2;
   size -= 2;
-  const Outcome whole = parse(data, size, maxGather, std::nullopt);
-  const Outcome pieces = parse(data, size, maxGather, seed);
+  const Outcome whole = parse(data, size, nranks, std::nullopt);
+  const Outcome pieces = parse(data, size, nranks, seed);
   FUZZ_CHECK(whole.error == pieces.error);
   FUZZ_CHECK(whole.frames.size() == pieces.frames.size());
   std::string consumed;
@@ -95,6 +108,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         FUZZ_CHECK(f.payload.size() <= maxGather);
         checkGather(f.payload, nranks);
         break;
+      case FrameKind::States:
+        FUZZ_CHECK(f.payload.size() <= static_cast<size_t>(nranks) * kReportBytes);
+        checkReports(f.payload, nranks);
+        break;
       default:
         FUZZ_CHECK(false);
     }
@@ -106,5 +123,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (whole.error.empty()) FUZZ_CHECK(consumed.size() + whole.buffered == size);
   // Any bytes also make a Gather payload: the decoder must hold on its own.
   checkGather(std::string(reinterpret_cast<const char*>(data), size), nranks);
+  checkReports(std::string(reinterpret_cast<const char*>(data), size), nranks);
   return 0;
 }

@@ -1,5 +1,5 @@
 // Fuzzes what the rendezvous server parses from a client (one hello, then
-// Round/Leave messages) with the MessageParser the server itself uses.
+// Round/Leave/Status/Query messages) with the MessageParser the server itself uses.
 // Invariants:
 //  - fed whole or in random pieces, the parser yields the same messages and
 //    the same error: a message split by the network is never lost or misread;
@@ -38,6 +38,12 @@ std::string encode(const ClientMessage& m) {
     case ClientMessage::Kind::Leave:
       FUZZ_CHECK(m.blob.empty());
       return message(MessageKind::Leave, "");
+    case ClientMessage::Kind::Status:
+      FUZZ_CHECK(m.blob.empty());
+      return message(MessageKind::Status, encodeStatus(m.status));
+    case ClientMessage::Kind::Query:
+      FUZZ_CHECK(m.blob.empty());
+      return message(MessageKind::Query, "");
   }
   FUZZ_CHECK(false);
   return {};

@@ -28,7 +28,7 @@ def unique_id(family, port, addr, secret):
 
 def hello(rank, nranks, pid=1234, host=b"node7", secret=bytes(range(16))):
     b = bytearray(104)
-    b[0:8] = b"LOOMBS02"
+    b[0:8] = b"LOOMBS03"
     b[8:24] = secret
     struct.pack_into("<IIII", b, 24, rank, nranks, pid, len(host))
     b[40:40 + len(host)] = host
@@ -37,6 +37,14 @@ def hello(rank, nranks, pid=1234, host=b"node7", secret=bytes(range(16))):
 
 def message(kind, payload=b""):
     return struct.pack("<II", kind, len(payload)) + payload
+
+
+def status(busy, collective, sequence, count):
+    return struct.pack("<IIQQ", busy, collective, sequence, count)
+
+
+def report(state, collective, sequence, count, age):
+    return struct.pack("<IIQQQ", state, collective, sequence, count, age)
 
 
 def frame(kind, payload=b""):
@@ -82,6 +90,11 @@ def seeds():
         "bad_kind": b"\x09" + h + message(9),
         "leave_with_payload": b"\x02" + h + message(2, b"x"),
         "partial": b"\x04" + h[:50],
+        "status_query": b"\x06" + h + message(3, status(1, 0, 41, 1024)) + message(4)
+        + message(3, status(0, 0, 42, 0)),
+        "status_short": b"\x02" + h + message(3, status(1, 0, 1, 1)[:20]),
+        "status_bad_busy": b"\x03" + h + message(3, status(7, 0, 1, 1)),
+        "query_with_payload": b"\x04" + h + message(4, b"?"),
     }
     # First byte: split seed; second: world size - 1 (mod 8).
     g = gather([b"zero", b"", b"two" * 10])
@@ -94,6 +107,10 @@ def seeds():
         "reserved_set": b"\x02\x00" + struct.pack("<IIQ", 2, 1, 0),
         "huge_error": b"\x03\x00" + struct.pack("<IIQ", 2, 0, 1 << 40),
         "gather_trailing": b"\x04\x00" + frame(3, gather([b"a"]) + b"zz"),
+        "states3": b"\x09\x02" + frame(4, report(1, 0, 41, 1024, 12) + report(2, 3, 42, 0, 5)
+                                        + report(3, 0, 0, 0, 0)),
+        "states_bad_state": b"\x03\x00" + frame(4, report(9, 0, 0, 0, 0)),
+        "states_too_long": b"\x05\x00" + frame(4, report(0, 0, 0, 0, 0) * 2),
     }
     yield "tcp_wire", {
         "hello": tcp_hello(0x1122334455667788, 3, 1, 4, 1 << 20),

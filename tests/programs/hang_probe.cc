@@ -1,0 +1,70 @@
+// A rank program for hang-report tests: every rank runs all-reduces; the rank
+// named by --stall-rank stops after --stall-at of them and sleeps, as a rank
+// stuck in user code would. The others must fail with loomRemoteError once
+// LOOM_TIMEOUT passes; each prints its error message on one line, prefixed
+// "hang_probe rank R:", for the calling script to check.
+//
+//   hang_probe --stall-rank R --stall-at K   (world from the environment)
+#include <loom/loom.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int intArg(int argc, char** argv, const char* name, int fallback) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
+  }
+  return fallback;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int stallRank = intArg(argc, argv, "--stall-rank", -1);
+  const int stallAt = intArg(argc, argv, "--stall-at", 3);
+  loomComm_t comm = nullptr;
+  if (loomCommInitFromEnv(&comm) != loomSuccess) {
+    std::fprintf(stderr, "hang_probe: init failed: %s\n", loomGetLastError(nullptr));
+    return 2;
+  }
+  int rank = 0;
+  int nranks = 0;
+  loomCommUserRank(comm, &rank);
+  loomCommCount(comm, &nranks);
+  constexpr size_t kCount = 4099;
+  std::vector<float> data(kCount);
+  for (int iter = 0;; ++iter) {
+    if (rank == stallRank && iter == stallAt) {
+      std::printf("hang_probe rank %d: stalling before all-reduce #%d\n", rank, iter);
+      std::fflush(stdout);
+      sleep(120);  // the test kills it long before
+      return 3;
+    }
+    for (size_t i = 0; i < kCount; ++i) data[i] = static_cast<float>(rank + iter);
+    const loomResult_t rc =
+        loomAllReduce(data.data(), data.data(), kCount, loomFloat32, loomSum, comm, nullptr);
+    if (rc != loomSuccess) {
+      std::printf("hang_probe rank %d: all-reduce #%d failed (%s): %s\n", rank, iter,
+                  loomGetErrorString(rc), loomGetLastError(comm));
+      std::fflush(stdout);
+      loomCommAbort(comm);
+      return rc == loomRemoteError ? 0 : 1;
+    }
+    const float expect = static_cast<float>(nranks * iter + nranks * (nranks - 1) / 2);
+    if (data[kCount - 1] != expect) {
+      std::printf("hang_probe rank %d: all-reduce #%d gave %g, expected %g\n", rank, iter,
+                  data[kCount - 1], expect);
+      return 1;
+    }
+    if (iter > stallAt + 5) {
+      std::printf("hang_probe rank %d: no failure although rank %d stalled\n", rank, stallRank);
+      return 1;
+    }
+  }
+}

@@ -1,0 +1,39 @@
+# Two "hosts" on one machine: network namespaces joined by a veth pair, for
+# tests of what happens between hosts. Source it, then:
+#   netns_up <tag>      creates <tag>a (10.78.N.1) and <tag>b (10.78.N.2), sets NETNS_A/B,
+#                       NETNS_IF_A/B and NETNS_ADDR_A/B; removed again on exit
+#   netns_can_run       exit status 0 when this machine allows it (root, ip, netns)
+netns_can_run() {
+  command -v ip > /dev/null 2>&1 || return 1
+  local probe="loomprobe$$"
+  ip netns add "$probe" 2> /dev/null || return 1
+  ip netns del "$probe"
+}
+
+netns_up() {
+  local tag=$1
+  local subnet=$(($$ % 200 + 20))
+  NETNS_A="${tag}a"
+  NETNS_B="${tag}b"
+  NETNS_IF_A="${tag}x"
+  NETNS_IF_B="${tag}y"
+  NETNS_ADDR_A="10.78.$subnet.1"
+  NETNS_ADDR_B="10.78.$subnet.2"
+  trap netns_down EXIT
+  ip netns add "$NETNS_A"
+  ip netns add "$NETNS_B"
+  ip link add "$NETNS_IF_A" type veth peer name "$NETNS_IF_B"
+  ip link set "$NETNS_IF_A" netns "$NETNS_A"
+  ip link set "$NETNS_IF_B" netns "$NETNS_B"
+  ip -n "$NETNS_A" addr add "$NETNS_ADDR_A/24" dev "$NETNS_IF_A"
+  ip -n "$NETNS_B" addr add "$NETNS_ADDR_B/24" dev "$NETNS_IF_B"
+  ip -n "$NETNS_A" link set lo up
+  ip -n "$NETNS_B" link set lo up
+  ip -n "$NETNS_A" link set "$NETNS_IF_A" up
+  ip -n "$NETNS_B" link set "$NETNS_IF_B" up
+}
+
+netns_down() {
+  ip netns del "$NETNS_A" 2> /dev/null || true
+  ip netns del "$NETNS_B" 2> /dev/null || true
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Hang localization across hosts: 4 ranks on two "hosts" (network namespaces
+# joined by a veth pair), ranks 0-1 on host A, 2-3 on host B. Rank 3 stalls in
+# user code before all-reduce #2. Every other rank must time out with
+# loomRemoteError, and its message must say what each peer was doing: ranks on
+# its own host read from shared memory, ranks on the other host through the
+# rendezvous — in particular that rank 3 is not waiting in any call.
+set -euo pipefail
+BUILD=$(realpath "$1")
+SRC=$(realpath "$2")
+# shellcheck source=lib/netns.sh
+source "$SRC/tests/scripts/lib/netns.sh"
+if ! netns_can_run; then
+  echo "netns_hang_report_test: SKIPPED - cannot create network namespaces here (needs root)" >&2
+  exit 77
+fi
+probe="$BUILD/tests/loom_hang_probe"
+netns_up "loomhr$$"
+work=$(mktemp -d)
+cleanup_all() {
+  pkill -KILL -f "$probe" 2> /dev/null || true
+  netns_down
+  rm -rf "$work"
+}
+trap cleanup_all EXIT
+
+port=$((20000 + $$ % 20000))
+common=(LOOM_COMM_ID="$NETNS_ADDR_A:$port" LOOM_SECRET="hangreport$$" LOOM_WORLD_SIZE=4
+        LOOM_TIMEOUT=3)
+pids=()
+for rank in 0 1 2 3; do
+  if ((rank < 2)); then ns=$NETNS_A ifname=$NETNS_IF_A; else ns=$NETNS_B ifname=$NETNS_IF_B; fi
+  ip netns exec "$ns" env "${common[@]}" LOOM_SOCKET_IFNAME="$ifname" LOOM_RANK=$rank \
+    timeout -s KILL 60 "$probe" --stall-rank 3 --stall-at 2 > "$work/rank$rank.txt" 2>&1 &
+  pids+=($!)
+done
+status=0
+for rank in 0 1 2; do
+  wait "${pids[$rank]}" || { echo "rank $rank exited with $?"; status=1; }
+done
+kill -KILL "${pids[3]}" 2> /dev/null || true
+wait "${pids[3]}" 2> /dev/null || true
+for rank in 0 1 2 3; do sed "s/^/  [rank $rank] /" "$work/rank$rank.txt"; done
+((status == 0)) || { echo "netns_hang_report_test: a waiting rank did not fail cleanly" >&2; exit 1; }
+
+expect() {  # rank, pattern, why
+  if ! grep -Eq "$2" "$work/rank$1.txt"; then
+    echo "netns_hang_report_test: rank $1's report lacks /$2/ ($3)" >&2
+    exit 1
+  fi
+}
+for rank in 0 1 2; do
+  expect "$rank" "all-reduce #2 failed \(remote error.*timed out" "a timeout in the stalled call"
+done
+# Host A's ranks see rank 3 (host B) through the rendezvous: it never waited in #2.
+expect 0 "rank 3 not waiting in any call" "remote staller's state"
+expect 1 "rank 3 not waiting in any call" "remote staller's state"
+# ... and rank 2 (host B) as inside all-reduce #2 (waiting, or already failed there).
+expect 0 "rank 2 (in|failed in) AllReduce #2" "remote waiter's state"
+# Host B's rank 2 sees rank 3 in shared memory, and host A's ranks remotely.
+expect 2 "rank 3 not in a call, 2 collectives done" "local staller's state"
+expect 2 "rank 0 (in|failed in) AllReduce #2" "remote waiter's state"
+echo "netns_hang_report_test: every waiter named what each peer on either host was doing"
