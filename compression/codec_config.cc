@@ -74,7 +74,39 @@ void applyTopkOption(std::string_view text, std::string_view item, CodecConfig* 
   c->ratio = ratio;
 }
 
+bool applyAlgorithmOption(std::string_view text, std::string_view item, CodecConfig* c) {
+  if (!item.starts_with("algo=")) return false;
+  const std::string_view value = item.substr(5);
+  if (value == "auto") {
+    c->algorithm = CompressedAlgorithm::Auto;
+  } else if (value == "twoshot") {
+    c->algorithm = CompressedAlgorithm::TwoShot;
+  } else if (value == "ring") {
+    c->algorithm = CompressedAlgorithm::Ring;
+  } else if (value == "allgather" && c->kind == CodecKind::Topk) {
+    c->algorithm = CompressedAlgorithm::SparseAllGather;
+  } else {
+    fail(text, fmt::format("unknown algo '{}' (auto, twoshot, ring{})", value,
+                           c->kind == CodecKind::Topk ? ", allgather" : ""));
+  }
+  return true;
+}
+
 }  // namespace
+
+std::string_view compressedAlgorithmName(CompressedAlgorithm algorithm) {
+  switch (algorithm) {
+    case CompressedAlgorithm::Auto:
+      return "auto";
+    case CompressedAlgorithm::TwoShot:
+      return "twoshot";
+    case CompressedAlgorithm::Ring:
+      return "ring";
+    case CompressedAlgorithm::SparseAllGather:
+      return "allgather";
+  }
+  return "?";
+}
 
 std::string_view codecKindName(CodecKind kind) {
   switch (kind) {
@@ -112,7 +144,9 @@ CodecConfig parseCodecConfig(std::string_view text) {
     const size_t comma = options.find(',');
     const std::string_view item = options.substr(0, comma);
     if (item.empty()) fail(text, "empty option");
-    if (c.kind == CodecKind::Int8) {
+    if (applyAlgorithmOption(text, item, &c)) {
+      // handled
+    } else if (c.kind == CodecKind::Int8) {
       applyInt8Option(text, item, &c);
     } else {
       applyTopkOption(text, item, &c);
@@ -135,17 +169,29 @@ void validateCodecConfig(const CodecConfig& c) {
   if (c.kind == CodecKind::Topk && !(c.ratio > 0.0 && c.ratio <= 1.0)) {
     raise(ErrorCode::InvalidArgument, "codec topk: ratio {} is not in (0, 1]", c.ratio);
   }
+  if (static_cast<unsigned>(c.algorithm) >
+      static_cast<unsigned>(CompressedAlgorithm::SparseAllGather)) {
+    raise(ErrorCode::InvalidArgument, "compression: unknown algorithm {}",
+          static_cast<int>(c.algorithm));
+  }
+  if (c.algorithm == CompressedAlgorithm::SparseAllGather && c.kind != CodecKind::Topk) {
+    raise(ErrorCode::InvalidArgument,
+          "compression: the sparse all-gather algorithm needs topk, not {}", codecKindName(c.kind));
+  }
 }
 
 std::string toString(const CodecConfig& c) {
+  const std::string algo = c.algorithm == CompressedAlgorithm::Auto
+                               ? ""
+                               : fmt::format(",algo={}", compressedAlgorithmName(c.algorithm));
   switch (c.kind) {
     case CodecKind::None:
       return "none";
     case CodecKind::Int8:
-      return fmt::format("int8:block={}{}{}", c.block, c.stochastic ? ",stochastic" : "",
-                         c.seed != 0 ? fmt::format(",seed={}", c.seed) : "");
+      return fmt::format("int8:block={}{}{}{}", c.block, c.stochastic ? ",stochastic" : "",
+                         c.seed != 0 ? fmt::format(",seed={}", c.seed) : "", algo);
     case CodecKind::Topk:
-      return fmt::format("topk:{}", c.ratio);  // {} prints the shortest exact form
+      return fmt::format("topk:{}{}", c.ratio, algo);  // {} prints the shortest exact form
   }
   return "?";
 }

@@ -10,6 +10,16 @@ namespace loom {
 
 enum class CodecKind : uint8_t { None = 0, Int8 = 1, Topk = 2 };
 
+/// How a compressed reduction carries the codec (docs/compression.md). Codecs
+/// ignore it; it travels with their config so one text form (LOOM_COMPRESS,
+/// loom_perf --compress) names both.
+enum class CompressedAlgorithm : uint8_t {
+  Auto = 0,             ///< chosen per call: see chooseCompressedAlgorithm
+  TwoShot = 1,          ///< encode once, all-to-all to owners, owner sums, all-gather
+  Ring = 2,             ///< each hop decodes, adds its chunk, re-encodes
+  SparseAllGather = 3,  ///< topk all-reduce: gather every rank's top-k, sum exactly
+};
+
 /// Default int8 block, chosen by bench_codec and test_codec_accuracy: 3.94x on
 /// fp32 (scale overhead 1.6%), encode 17% faster than block 128, at 8% more
 /// error on normal data; heavy-tailed tensors may prefer int8:block=64. See
@@ -27,12 +37,15 @@ struct CodecConfig {
   double ratio = kDefaultTopkRatio;    ///< topk: kept fraction, in (0, 1]
   uint64_t seed = 0;                   ///< int8 stochastic rounding: shared by all ranks
   bool stochastic = false;             ///< int8: stochastic instead of nearest rounding
+  CompressedAlgorithm algorithm = CompressedAlgorithm::Auto;
 
   bool operator==(const CodecConfig&) const = default;
 };
 
 /// Parses "none", "int8", "int8:block=128", "int8:block=64,stochastic,seed=7",
-/// "topk:0.01", "topk:ratio=0.05". Leading and trailing blanks are ignored.
+/// "topk:0.01", "topk:ratio=0.05", and for int8/topk an "algo=auto|twoshot|ring"
+/// option ("allgather" too for topk): "int8:algo=ring", "topk:0.01,algo=allgather".
+/// Leading and trailing blanks are ignored.
 /// Throws Error(InvalidArgument) quoting the offending text.
 CodecConfig parseCodecConfig(std::string_view text);
 
@@ -44,5 +57,6 @@ void validateCodecConfig(const CodecConfig& config);
 std::string toString(const CodecConfig& config);
 
 std::string_view codecKindName(CodecKind kind);
+std::string_view compressedAlgorithmName(CompressedAlgorithm algorithm);
 
 }  // namespace loom

@@ -77,6 +77,15 @@ typedef enum {
   loomCompressTopK = 2   ///< keep the largest-magnitude `ratio` of each chunk
 } loomCompressionKind_t;
 
+/// How a compressed reduction carries the codec (docs/compression.md).
+typedef enum {
+  loomCompressAlgoAuto = 0,     ///< chosen per call (two-shot; sparse all-gather for topk on <= 4
+                                ///< ranks; ring on > 16 ranks across hosts)
+  loomCompressAlgoTwoShot = 1,  ///< encode once, all-to-all to owners, owners sum, all-gather
+  loomCompressAlgoRing = 2,  ///< each hop decodes, adds its chunk, re-encodes (error grows with n)
+  loomCompressAlgoSparseAllGather = 3  ///< topk all-reduce only: gather every top-k, exact sum
+} loomCompressionAlgorithm_t;
+
 /// Error feedback for one tensor (owned by the caller: the residual belongs to a
 /// tensor across steps, not to a call). See loomErrorFeedbackCreate.
 typedef struct loomErrorFeedback* loomErrorFeedback_t;
@@ -92,6 +101,9 @@ typedef struct {
   /// this rank's contribution for the next call. Its count must equal the
   /// call's input (count for all-reduce, nranks * recvcount for reduce-scatter).
   loomErrorFeedback_t feedback;
+  /// A loomCompressionAlgorithm_t; 0 (auto) in a zero-initialised struct.
+  /// All-gather has one form and ignores it.
+  int algorithm;
 } loomCompression;
 
 /// A zero residual for a tensor of `count` elements.

@@ -100,6 +100,11 @@ loom::CodecConfig codecFrom(const loomCompression& c) {
   if (c.ratio != 0) config.ratio = c.ratio;
   config.seed = c.seed;
   config.stochastic = c.stochastic != 0;
+  if (c.algorithm < loomCompressAlgoAuto || c.algorithm > loomCompressAlgoSparseAllGather) {
+    loom::raise(ErrorCode::InvalidArgument,
+                "compression algorithm {} is not a loomCompressionAlgorithm_t", c.algorithm);
+  }
+  config.algorithm = static_cast<loom::CompressedAlgorithm>(c.algorithm);
   loom::validateCodecConfig(config);
   return config;
 }

@@ -48,8 +48,20 @@ bool isInPlace(const Comm& comm, const Operation& op);
 /// collectives compose themselves from these.
 void runCollective(Comm& comm, const Operation& op);
 
+/// Runs Send/Recv operations together in waves, so exchanges cannot deadlock.
+void runPointToPoint(Comm& comm, std::span<const Operation* const> ops);
+
 /// The compressed forms (compressed_collectives.cc): encode once per rank,
 /// move encoded bytes with the ordinary collectives, decode.
 void runCompressed(Comm& comm, const Operation& op);
+
+/// Largest world where Auto picks sparse all-gather for a topk all-reduce.
+inline constexpr int kSparseAllGatherMaxRanks = 4;
+/// Largest multi-host world where Auto keeps two-shot (beyond: ring).
+inline constexpr int kTwoShotMaxRanksAcrossHosts = 16;
+
+/// The algorithm a compressed call runs: the one asked for, else by rule
+/// (docs/compression.md, "Choosing the algorithm"). The same on every rank.
+CompressedAlgorithm chooseCompressedAlgorithm(const Comm& comm, const Operation& op);
 
 }  // namespace loom

@@ -136,6 +136,8 @@ void runSelfTransfers(const Comm& comm, std::span<const Operation* const> sends,
   }
 }
 
+}  // namespace
+
 /// Point-to-point operations run in waves: wave k holds the k-th operation
 /// towards each (peer, direction), so both ends of every pair sit in the same
 /// wave, waves never share a link direction, and a wave's jobs progress together.
@@ -180,8 +182,6 @@ void runPointToPoint(Comm& comm, std::span<const Operation* const> ops) {
     StepExecutor(comm.linkPtrs, comm.config.sliceBytes(), waiter).run(jobs);
   }
 }
-
-}  // namespace
 
 void runOperations(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty()) return;

@@ -77,6 +77,11 @@ void validateOperation(const Comm& comm, const Operation& op) {
             toString(op.codec), reduceOpName(op.op));
     }
     validateCodecConfig(op.codec);
+    if (op.codec.algorithm == CompressedAlgorithm::SparseAllGather &&
+        op.collective == Collective::ReduceScatter) {
+      raise(ErrorCode::InvalidArgument,
+            "{}: the sparse all-gather algorithm is for allreduce, not reducescatter", name);
+    }
   }
   if (op.feedback != nullptr) {
     // Checked here, before any rank communicates, so a wrong size cannot strand peers.

@@ -1,0 +1,120 @@
+#include "tuner/tuner_topology.h"
+
+#include <memory>
+
+#include "core/error.h"
+
+namespace loom::tuner {
+namespace {
+
+LinkCost costOf(const topo::Hop& hop) { return {hop.latency, hop.bandwidth}; }
+
+// A dense cost matrix shared by the pair function's copies.
+struct CostMatrix {
+  int size = 0;
+  std::vector<LinkCost> costs;
+  const LinkCost& at(int from, int to) const {
+    return costs[static_cast<size_t>(from) * size + to];
+  }
+};
+
+std::shared_ptr<CostMatrix> matrixOf(const topo::RankGraph& g, const std::vector<int>& rows,
+                                     const std::vector<int>& columns) {
+  auto m = std::make_shared<CostMatrix>();
+  m->size = static_cast<int>(columns.size());
+  for (int a : rows) {
+    for (int b : columns) m->costs.push_back(a == b ? LinkCost{} : costOf(g.hop(a, b)));
+  }
+  return m;
+}
+
+std::vector<std::vector<int>> ordersOf(const std::vector<topo::Ring>& rings, size_t count) {
+  std::vector<std::vector<int>> orders;
+  for (size_t k = 0; k < count; ++k) orders.push_back(rings[k].order);
+  return orders;
+}
+
+void requireRings(const std::vector<topo::Ring>& rings) {
+  if (rings.empty()) raise(ErrorCode::InvalidArgument, "the tuner needs at least one ring");
+}
+
+}  // namespace
+
+TunerTopology describeTopology(const topo::RankGraph& graph, const std::vector<topo::Ring>& rings) {
+  requireRings(rings);
+  TunerTopology t;
+  t.nranks = graph.size();
+  t.hosts = graph.hostCount();
+  std::vector<int> all(graph.size());
+  for (int r = 0; r < graph.size(); ++r) all[r] = r;
+  auto matrix = matrixOf(graph, all, all);
+  t.pair = [matrix](int from, int to) { return matrix->at(from, to); };
+  for (size_t c = 1; c <= rings.size(); ++c) {
+    const auto orders = ordersOf(rings, c);
+    const auto shared = topo::sharedHopBandwidths(graph, orders);
+    auto& set = t.ringSets.emplace_back();
+    for (size_t k = 0; k < c; ++k) {
+      RingChannel channel{orders[k], {}};
+      for (size_t p = 0; p < orders[k].size() && orders[k].size() > 1; ++p) {
+        const int next = orders[k][(p + 1) % orders[k].size()];
+        channel.hops.push_back({graph.hop(orders[k][p], next).latency, shared[k][p]});
+      }
+      set.push_back(std::move(channel));
+    }
+  }
+  t.treeOrder = rings.front().order;
+  return t;
+}
+
+TunerTopology replicateHosts(const topo::RankGraph& graph, const std::vector<topo::Ring>& rings,
+                             int hosts) {
+  requireRings(rings);
+  if (graph.hostCount() < 2 || graph.ranksOn(0).size() != graph.ranksOn(1).size() || hosts < 1) {
+    raise(ErrorCode::InvalidArgument,
+          "replicating hosts needs a graph of two or more equal hosts and hosts >= 1; got {} "
+          "host(s), {} wanted",
+          graph.hostCount(), hosts);
+  }
+  const std::vector<int>& local = graph.ranksOn(0);
+  const int perHost = static_cast<int>(local.size());
+  std::vector<int> localIndex(graph.size(), -1);
+  for (int l = 0; l < perHost; ++l) localIndex[local[l]] = l;
+  auto inside = matrixOf(graph, local, local);
+  auto across = matrixOf(graph, local, graph.ranksOn(1));
+
+  TunerTopology t;
+  t.nranks = hosts * perHost;
+  t.hosts = hosts;
+  t.pair = [inside, across, perHost](int from, int to) {
+    const bool same = from / perHost == to / perHost;
+    return (same ? inside : across)->at(from % perHost, to % perHost);
+  };
+  // Ring segments are contiguous per host, host 0 first (see ring_search.h),
+  // so the first perHost positions of each ring are host 0's part and its
+  // last hop is the crossing to the next host.
+  for (size_t c = 1; c <= rings.size(); ++c) {
+    const auto orders = ordersOf(rings, c);
+    const auto shared = topo::sharedHopBandwidths(graph, orders);
+    auto& set = t.ringSets.emplace_back();
+    for (size_t k = 0; k < c; ++k) {
+      RingChannel channel;
+      for (int h = 0; h < hosts; ++h) {
+        for (int p = 0; p < perHost; ++p) {
+          const int rank = orders[k][p];
+          if (localIndex[rank] < 0) {
+            raise(ErrorCode::InternalError, "ring {} does not start with host 0's ranks", k);
+          }
+          channel.order.push_back(h * perHost + localIndex[rank]);
+          const int next = orders[k][(p + 1) % orders[k].size()];
+          channel.hops.push_back({graph.hop(rank, next).latency, shared[k][p]});
+        }
+      }
+      if (t.nranks == 1) channel.hops.clear();
+      set.push_back(std::move(channel));
+    }
+  }
+  t.treeOrder = t.ringSets.front().front().order;
+  return t;
+}
+
+}  // namespace loom::tuner

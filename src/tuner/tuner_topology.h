@@ -1,0 +1,53 @@
+// What the tuner knows about a communicator's machine: rank-to-rank link
+// costs, the rings of every channel count with the hop costs they get when
+// running together, and the rank order the tree plan runs in. Built once per
+// communicator from a RankGraph and its rings, or scaled out on paper by
+// replicating hosts.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "collectives/timed_simulator.h"
+#include "topology/ring_search.h"
+
+namespace loom::tuner {
+
+/// One ring of a channel set.
+struct RingChannel {
+  std::vector<int> order;      ///< ranks; order[p] sends to order[p + 1]
+  std::vector<LinkCost> hops;  ///< hops[p]: order[p] -> order[p + 1], sharing links with the set
+};
+
+struct TunerTopology {
+  int nranks = 0;
+  int hosts = 1;
+  /// Cost of a message between two ranks, alone on its links.
+  std::function<LinkCost(int from, int to)> pair;
+  /// ringSets[c - 1]: the rings that run when the ring algorithm uses c
+  /// channels. At least one set.
+  std::vector<std::vector<RingChannel>> ringSets;
+  /// Plan position p of tree (and single-channel ring) plans runs on rank
+  /// treeOrder[p]: the first ring's order, so tree neighbours are close.
+  std::vector<int> treeOrder;
+  /// Messages a link holds before its sender must wait (the transports'
+  /// slots per peer, LOOM_SHM_SLOTS / LOOM_TCP_SLOTS).
+  size_t linkSlots = 4;
+
+  bool oneHost() const { return hosts == 1; }
+  int maxChannels() const { return static_cast<int>(ringSets.size()); }
+};
+
+/// Describes `graph` with its rings (searchRings' result, best first).
+/// Throws Error(InvalidArgument) when `rings` is empty.
+TunerTopology describeTopology(const topo::RankGraph& graph, const std::vector<topo::Ring>& rings);
+
+/// The machine of `graph` grown to `hosts` hosts on paper: every host is a
+/// copy of graph's host 0, and messages between hosts cost what they cost
+/// from host 0 to host 1 (same local ranks). Rings repeat host 0's part of
+/// each ring on every host. Needs a graph of at least two hosts with equal
+/// rank counts on hosts 0 and 1; throws Error(InvalidArgument) otherwise.
+TunerTopology replicateHosts(const topo::RankGraph& graph, const std::vector<topo::Ring>& rings,
+                             int hosts);
+
+}  // namespace loom::tuner

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# loom-topo on the reference topology files and on this machine: the rings it
+# prints (NVLink only on the DGX-1, one crossing per host on the cluster), the
+# --simulate table, --dump round trips and --json parses.
+set -uo pipefail
+BUILD=$(realpath "$1")
+SOURCE=$(realpath "$2")
+TOPO=$(find "$BUILD" -maxdepth 3 -name loom-topo -type f -perm -u+x | head -1)
+if [ -z "$TOPO" ]; then
+  echo "loom_topo_test: no loom-topo binary under $BUILD; skipping"
+  exit 77
+fi
+DATA="$SOURCE/tests/data/topo"
+work=$(mktemp -d /tmp/loom_topo_test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# run NAME ARGS...: runs loom-topo, keeps its output in $work/NAME.
+run() {
+  local name=$1
+  shift
+  if ! timeout 120 "$TOPO" "$@" > "$work/$name" 2>&1; then
+    fail "loom-topo $* exited non-zero:"
+    cat "$work/$name"
+  fi
+}
+
+# expect NAME COUNT REGEX: exactly COUNT lines of $work/NAME match.
+expect() {
+  local got
+  got=$(grep -cE -e "$3" "$work/$1")
+  [ "$got" -eq "$2" ] || fail "$1: $got lines match '$3', expected $2"
+}
+
+run dgx1 --file "$DATA/dgx1-v100.xml"
+expect dgx1 1 '^Rings: 4 channel\(s\), 150.0 GB/s'
+expect dgx1 4 '^  ring [0-9] \([0-9.]+ GB/s, worst hop NVL\)'
+expect dgx1 0 'worst hop (PIX|PXB|PHB|SYS)'
+expect dgx1 1 '^Path classes'
+
+run pcie --file "$DATA/pcie-4gpu-2socket.xml"
+expect pcie 1 '^Rings: 1 channel\(s\)'
+expect pcie 1 'worst hop SYS\): gpu0 > gpu1 > gpu2 > gpu3 >'
+
+run h100 --file "$DATA/dgx-h100.xml"
+expect h100 1 'ring 0 \(450.0 GB/s, worst hop NVL\)'
+
+run cluster --file "$DATA/cluster-16x-h100.xml"
+expect cluster 1 '^Ranks: 128 on 16 host\(s\)'
+expect cluster 1 '^Rings: 8 channel\(s\)'
+# Every ring crosses each of the 16 hosts exactly once, through a NIC.
+for k in 0 1 2 3 4 5 6 7; do
+  crossings=$(grep -E "^  ring $k " "$work/cluster" | grep -oE '=\[node[0-9]+/nic[0-9]\]=>' | wc -l)
+  [ "$crossings" -eq 16 ] || fail "cluster ring $k crosses hosts $crossings times, expected 16"
+done
+expect cluster 2 '^  tree [01] \(root '
+
+run simulate --file "$DATA/cluster-16x-h100.xml" --simulate allreduce --bytes 1G
+expect simulate 8 '^ +[0-9]+ ranks'
+expect simulate 1 '^  1024 ranks  128 host\(s\):.*-> Ringx8'
+expect simulate 1 '^     8 ranks +1 host\(s\):.*-> Direct'
+run small --file "$DATA/cluster-16x-h100.xml" --simulate allreduce --bytes 8 --ranks 16,256
+expect small 2 '-> Tree'
+run checked --file "$DATA/dgx1-v100.xml" --simulate allreduce --bytes 64M --ranks 8 --check 8
+expect checked 1 '\[sim [0-9.]+ (us|ms)\].*-> Ringx4'
+
+# --dump writes a file that loads back to the same dump.
+for f in dgx1-v100 dgx-h100 pcie-4gpu-2socket cpu-2socket cluster-16x-h100; do
+  "$TOPO" --file "$DATA/$f.xml" --dump > "$work/$f.xml" || fail "--dump of $f failed"
+  "$TOPO" --file "$work/$f.xml" --dump > "$work/$f.again.xml" || fail "reload of $f failed"
+  cmp -s "$work/$f.xml" "$work/$f.again.xml" || fail "$f: --dump does not round-trip"
+done
+
+run json --json --file "$DATA/dgx-h100.xml"
+if command -v python3 > /dev/null; then
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["nodes"]' "$work/json" ||
+    fail "--json output does not parse"
+fi
+
+# This machine: detection works without GPUs or RDMA NICs and says so.
+run here
+expect here 1 '^Ranks: [0-9]+ on 1 host\(s\)'
+expect here 1 '^Rings: '
+run here_dump --dump
+grep -q '<loom_topology' "$work/here_dump" || fail "--dump of this machine is not a topology file"
+
+if timeout 60 "$TOPO" --file "$DATA/dgx-h100.xml" --simulate allreduce --ranks 16 > "$work/bad" 2>&1; then
+  fail "16 ranks on a one-host file should be refused"
+fi
+grep -q 'scaling beyond needs two or more hosts' "$work/bad" || fail "refusal does not say why"
+
+if [ "$failures" -ne 0 ]; then
+  echo "loom_topo_test: $failures failure(s)"
+  exit 1
+fi
+echo "loom_topo_test: all checks passed"
