@@ -115,6 +115,7 @@ void DirectExecutor::allReduceSmall(const char* in, char* out, size_t count, siz
   const int p = beginRound();
   SmallSlot& mine = arenas_[rank_].header->small[p];
   std::memcpy(mine.data, in, count * es);
+  bytesSent_ += count * es;
   mine.round.store(round_, std::memory_order_release);
   ringPeers();
   for (int r = 0; r < nranks_; ++r) {
@@ -147,6 +148,7 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     const size_t bytes = n * es;
     const int p = beginRound();
     std::memcpy(arenas_[rank_].input[p], in + done * es, bytes);
+    bytesSent_ += bytes;
     publishInput();
     waitAllInputs();
     if (bytes <= oneShotBytes_) {
@@ -157,6 +159,7 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     const size_t shardCount = chunkSize(n, nranks_, rank_);
     if (shardCount > 0) {
       reduceAll(arenas_[rank_].output[p] + shardOffset * es, shardOffset * es, shardCount, rc, p);
+      bytesSent_ += shardCount * es;
     }
     publishOutput();
     waitAllOutputs();
@@ -177,6 +180,7 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();
     std::memcpy(arenas_[rank_].input[p], in + done * es, n * es);
+    bytesSent_ += n * es;
     publishInput();
     waitAllInputs();
     for (int r = 0; r < nranks_; ++r) {
@@ -199,6 +203,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
       std::memcpy(arenas_[rank_].input[p] + static_cast<size_t>(r) * n * es,
                   in + (static_cast<size_t>(r) * recvCount + done) * es, n * es);
     }
+    bytesSent_ += static_cast<uint64_t>(nranks_ - 1) * n * es;  // its own block stays
     publishInput();
     waitAllInputs();
     reduceAll(out + done * es, static_cast<size_t>(rank_) * n * es, n, rc, p);
@@ -212,7 +217,10 @@ void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t e
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();
-    if (rank_ == root) std::memcpy(arenas_[rank_].input[p], out + done * es, n * es);
+    if (rank_ == root) {
+      std::memcpy(arenas_[rank_].input[p], out + done * es, n * es);
+      bytesSent_ += n * es;
+    }
     publishInput();
     if (rank_ != root) {
       waitInput(root);
@@ -232,6 +240,7 @@ void DirectExecutor::reduce(const char* in, char* out, size_t count, size_t es,
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();
     std::memcpy(arenas_[rank_].input[p], in + done * es, n * es);
+    if (rank_ != root) bytesSent_ += n * es;
     publishInput();
     if (rank_ == root) {
       waitAllInputs();

@@ -37,6 +37,8 @@ class DirectExecutor {
   void broadcast(const char* in, char* out, size_t count, size_t elementSize, int root);
   void reduce(const char* in, char* out, size_t count, size_t elementSize, const ReduceContext& rc,
               int root);
+  /// Bytes this rank wrote into its shared regions for peers to read.
+  uint64_t bytesSent() const { return bytesSent_; }
 
  private:
   /// One round through the cache-line-sized small slots.
@@ -60,6 +62,7 @@ class DirectExecutor {
   uint64_t& round_;
   Waiter& waiter_;
   size_t oneShotBytes_;
+  uint64_t bytesSent_ = 0;  // written into this rank's shared regions for peers
 };
 
 }  // namespace loom

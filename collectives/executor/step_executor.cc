@@ -92,6 +92,7 @@ bool StepExecutor::tryStep(const PlanJob& job, const Step& step, size_t first, s
       if (slot == nullptr) return false;
       std::memcpy(slot, bufferAt(job.buffers, src, es), bytes);
       out->commitSend(bytes);
+      bytesSent_ += bytes;
       return true;
     }
     case StepKind::Recv: {
@@ -134,6 +135,7 @@ bool StepExecutor::tryStep(const PlanJob& job, const Step& step, size_t first, s
         std::memcpy(slot, data, bytes);
       }
       out->commitSend(bytes);
+      bytesSent_ += bytes;
       in->releaseRecv();
       return true;
     }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -44,6 +45,8 @@ class StepExecutor {
   StepExecutor(std::span<Link* const> linksByPeer, size_t sliceBytes, Waiter& waiter);
 
   void run(std::span<const PlanJob> jobs);
+  /// Payload bytes committed to links so far by this executor.
+  uint64_t bytesSent() const { return bytesSent_; }
 
  private:
   struct Cursor;
@@ -55,6 +58,7 @@ class StepExecutor {
   std::span<Link* const> links_;
   size_t sliceBytes_;
   Waiter& waiter_;
+  uint64_t bytesSent_ = 0;
 };
 
 }  // namespace loom

@@ -148,6 +148,21 @@ loomResult_t loomCommAbort(loomComm_t comm);
 /// loomSuccess, or the error that broke the comm asynchronously (dead peer...).
 loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError);
 loomResult_t loomCommCount(const loomComm_t comm, int* count);
+
+/// What a communicator has moved, counted by this rank since it was created.
+typedef struct {
+  uint64_t calls;                 ///< calls completed (a group counts once)
+  uint64_t bytesSent;             ///< payload bytes this rank sent to peers, all calls
+  uint64_t lastCallBytesSent;     ///< the same, for the last completed call
+  uint64_t compressedCalls;       ///< calls that ran with a compression kind other than none
+  uint64_t compressedInputBytes;  ///< input bytes those calls covered, before encoding
+} loomCommStats;
+
+/// Copies the counters (docs/compression.md, "Wire bytes"). "Sent" means
+/// handed to a link, or, for the one-host direct algorithm, written into
+/// shared memory for peers to read. Safe to call while another thread runs a
+/// collective on `comm` (the counters are then as of the last completed call).
+loomResult_t loomCommGetStats(const loomComm_t comm, loomCommStats* stats);
 loomResult_t loomCommUserRank(const loomComm_t comm, int* rank);
 
 /// recvbuff[i] = op over ranks of sendbuff[i], on every rank. In place when

@@ -47,6 +47,9 @@ class Backend {
   virtual double combineTime(double seconds, AvgMode mode) = 0;
   /// Sum of `value` over ranks, on every rank.
   virtual int64_t sumOverRanks(int64_t value) = 0;
+  /// Payload bytes this rank has sent to peers so far (the library's own
+  /// count, after compression), or -1 when the library cannot say.
+  virtual int64_t bytesSentSoFar() { return -1; }
 };
 
 }  // namespace perf

@@ -137,9 +137,15 @@ inline int64_t runBenchmark(Backend& be, const RunConfig& cfg) {
           }
           for (int i = 0; i < cfg.warmup; ++i) be.run(call);
           be.barrier();
+          const int64_t sentBefore = be.bytesSentSoFar();
           const auto start = std::chrono::steady_clock::now();
           for (int i = 0; i < cfg.iters; ++i) be.run(call);
           const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+          const int64_t sentAfter = be.bytesSentSoFar();
+          if (sentBefore >= 0 && sentAfter >= sentBefore && cfg.iters > 0) {
+            m.wireBytes =
+                static_cast<double>(be.sumOverRanks(sentAfter - sentBefore)) / n / cfg.iters;
+          }
           const double seconds = be.combineTime(elapsed.count() / cfg.iters, cfg.avgMode);
           m.available = true;
           m.timeUs = seconds * 1e6;

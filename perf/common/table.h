@@ -16,19 +16,22 @@ struct Measurement {
   double timeUs = 0;
   double algBw = 0;  // GB/s (1e9 bytes)
   double busBw = 0;
-  int64_t wrong = -1;  // -1: not checked
+  int64_t wrong = -1;     // -1: not checked
+  double wireBytes = -1;  // mean bytes each rank sent per call; -1: unknown
 };
 
 inline void printTableHeader() {
   std::printf("#\n");
   std::printf("# %10s  %12s  %8s  %6s  %6s   %-34s   %-34s\n", "", "", "", "", "",
               "             out-of-place", "               in-place");
-  std::printf("# %10s  %12s  %8s  %6s  %6s  %9s %8s %8s %6s  %9s %8s %8s %6s\n", "size", "count",
-              "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-              "#wrong");
-  std::printf("# %10s  %12s  %8s  %6s  %6s  %9s %8s %8s %6s  %9s %8s %8s %6s\n", "(B)",
+  // The wire column comes last so scripts that read the nccl-tests columns by
+  // position keep working.
+  std::printf("# %10s  %12s  %8s  %6s  %6s  %9s %8s %8s %6s  %9s %8s %8s %6s  %12s\n", "size",
+              "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+              "busbw", "#wrong", "wire");
+  std::printf("# %10s  %12s  %8s  %6s  %6s  %9s %8s %8s %6s  %9s %8s %8s %6s  %12s\n", "(B)",
               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
-              "");
+              "", "(B/rank)");
   std::fflush(stdout);
 }
 
@@ -51,6 +54,11 @@ inline void printRow(uint64_t bytes, uint64_t elems, const char* type, const cha
               static_cast<unsigned long long>(elems), type, redop, root);
   printMeasurement(outOfPlace);
   printMeasurement(inPlace);
+  if (outOfPlace.available && outOfPlace.wireBytes >= 0) {
+    std::printf("  %12.0f", outOfPlace.wireBytes);
+  } else {
+    std::printf("  %12s", "N/A");
+  }
   std::printf("\n");
   std::fflush(stdout);
 }

@@ -140,4 +140,10 @@ int64_t LoomBackend::sumOverRanks(int64_t value) {
   return value;
 }
 
+int64_t LoomBackend::bytesSentSoFar() {
+  loomCommStats stats{};
+  check(loomCommGetStats(comm_, &stats), "loomCommGetStats");
+  return static_cast<int64_t>(stats.bytesSent);
+}
+
 }  // namespace perf

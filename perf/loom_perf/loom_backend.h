@@ -25,6 +25,7 @@ class LoomBackend : public Backend {
   void barrier() override;
   double combineTime(double seconds, AvgMode mode) override;
   int64_t sumOverRanks(int64_t value) override;
+  int64_t bytesSentSoFar() override;
 
  private:
   void check(loomResult_t result, const char* what) const;

@@ -292,6 +292,20 @@ loomResult_t loomCommCount(const loomComm_t comm, int* count) {
   });
 }
 
+loomResult_t loomCommGetStats(const loomComm_t comm, loomCommStats* stats) {
+  return guarded("loomCommGetStats", [&] {
+    requireOut(stats, "stats");
+    const loom::CommStats& s = loom::checkedComm(comm).stats;
+    loomCommStats out{};
+    out.calls = s.calls.load(std::memory_order_relaxed);
+    out.bytesSent = s.bytesSent.load(std::memory_order_relaxed);
+    out.lastCallBytesSent = s.lastCallBytesSent.load(std::memory_order_relaxed);
+    out.compressedCalls = s.compressedCalls.load(std::memory_order_relaxed);
+    out.compressedInputBytes = s.compressedInputBytes.load(std::memory_order_relaxed);
+    *stats = out;
+  });
+}
+
 loomResult_t loomCommUserRank(const loomComm_t comm, int* rank) {
   return guarded("loomCommUserRank", [&] {
     requireOut(rank, "rank");

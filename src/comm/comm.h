@@ -23,6 +23,19 @@
 #include "transports/shm/shm_domain.h"
 #include "transports/tcp/tcp_transport.h"
 
+namespace loom {
+/// Traffic counters (loomCommGetStats). Written only by the thread running the
+/// communicator's calls; atomic so another thread may read them at any time.
+struct CommStats {
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> bytesSent{0};          // updated as executors finish
+  std::atomic<uint64_t> lastCallBytesSent{0};  // set when a call completes
+  std::atomic<uint64_t> compressedCalls{0};
+  std::atomic<uint64_t> compressedInputBytes{0};
+  void addSent(uint64_t bytes) { bytesSent.fetch_add(bytes, std::memory_order_relaxed); }
+};
+}  // namespace loom
+
 struct loomComm {
   static constexpr uint64_t kAliveMagic = 0x4c4f4f4d434f4d4dULL;  // "LOOMCOMM"
 
@@ -47,6 +60,7 @@ struct loomComm {
   bool leaveCleanly = true;        // false after abort: peers should hear of it as a failure
   std::atomic<int> asyncError{0};  // a loomResult_t
   std::atomic<int> activeCalls{0};
+  loom::CommStats stats;
 
   uint64_t directRound = 0;      // rounds of the direct algorithm, equal on all ranks
   uint64_t collectiveCount = 0;  // collectives issued, for error messages

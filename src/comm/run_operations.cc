@@ -48,9 +48,18 @@ size_t messageBytes(const Comm& comm, const Operation& op) {
   }
 }
 
+/// Adds what an executor sent to the comm's counters, even when it threw.
+template <typename Executor>
+struct CountSent {
+  Comm& comm;
+  const Executor& executor;
+  ~CountSent() { comm.stats.addSent(executor.bytesSent()); }
+};
+
 void runDirect(Comm& comm, const Operation& op, Waiter& waiter) {
   DirectExecutor direct(comm.arenas, comm.rank, comm.shm->arenaBytes(), comm.directRound, waiter,
                         comm.config.directOneShotBytes);
+  const CountSent<DirectExecutor> count{comm, direct};
   const auto* in = static_cast<const char*>(op.send);
   auto* out = static_cast<char*>(op.recv);
   const size_t es = dataTypeSize(op.type);
@@ -112,7 +121,9 @@ void runCollective(Comm& comm, const Operation& op) {
   job.buffers = {static_cast<const char*>(op.send), static_cast<char*>(op.recv), scratch.data()};
   job.reduce = reduceContext(comm, op);
   job.elementSize = dataTypeSize(op.type);
-  StepExecutor(comm.linkPtrs, comm.config.sliceBytes(), waiter).run({&job, 1});
+  StepExecutor executor(comm.linkPtrs, comm.config.sliceBytes(), waiter);
+  const CountSent<StepExecutor> count{comm, executor};
+  executor.run({&job, 1});
 }
 
 namespace {
@@ -179,14 +190,39 @@ void runPointToPoint(Comm& comm, std::span<const Operation* const> ops) {
     label.group = true;
     label.count = jobs.size();
     Waiter waiter(comm.waitPolicy, label);
-    StepExecutor(comm.linkPtrs, comm.config.sliceBytes(), waiter).run(jobs);
+    StepExecutor executor(comm.linkPtrs, comm.config.sliceBytes(), waiter);
+    const CountSent<StepExecutor> count{comm, executor};
+    executor.run(jobs);
   }
 }
+
+namespace {
+
+/// Input bytes of a compressed call before encoding.
+uint64_t inputBytes(const Comm& comm, const Operation& op) {
+  const uint64_t bytes = op.count * dataTypeSize(op.type);
+  return op.collective == Collective::ReduceScatter ? bytes * static_cast<uint64_t>(comm.nranks)
+                                                    : bytes;
+}
+
+void recordCall(Comm& comm, std::span<const Operation> ops, uint64_t sent) {
+  CommStats& s = comm.stats;
+  for (const Operation& op : ops) {
+    if (op.codec.kind == CodecKind::None) continue;
+    s.compressedCalls.fetch_add(1, std::memory_order_relaxed);
+    s.compressedInputBytes.fetch_add(inputBytes(comm, op), std::memory_order_relaxed);
+  }
+  s.lastCallBytesSent.store(sent, std::memory_order_relaxed);
+  s.calls.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
 
 void runOperations(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty()) return;
   std::vector<const Operation*> pointToPoint;
   const StatusScope status(comm, ops.front().collective, ops.front().count);
+  const uint64_t sentBefore = comm.stats.bytesSent.load(std::memory_order_relaxed);
   try {
     for (const Operation& op : ops) {
       if (op.collective == Collective::Send || op.collective == Collective::Recv) {
@@ -196,6 +232,7 @@ void runOperations(Comm& comm, std::span<const Operation> ops) {
       }
     }
     if (!pointToPoint.empty()) runPointToPoint(comm, pointToPoint);
+    recordCall(comm, ops, comm.stats.bytesSent.load(std::memory_order_relaxed) - sentBefore);
   } catch (const Error& e) {
     if (e.code() == ErrorCode::RemoteError) {
       int expected = 0;

@@ -319,6 +319,71 @@ TEST(CompressedErrorGrowth, TwoShotStaysFlatRingGrowsWithRanks) {
   EXPECT_GT(ringAt16, twoShotAt16);
 }
 
+// loomCommGetStats counts what each rank hands to its links. Over tcp with the
+// ring algorithm an exact all-reduce of N floats sends 2 (n-1)/n * 4N bytes per
+// rank; the int8 two-shot sends two encoded chunks (one in the all-to-all, one
+// in the all-gather) of N/2 values plus one fp32 scale per 256: about 3.9x less.
+TEST(CompressedStats, WireBytesShowTheCompression) {
+  RunOptions options;
+  options.nranks = 2;
+  options.transport = Transport::Tcp;
+  options.env = {{"LOOM_ALGO", "ring"}};
+  const size_t count = 1 << 16;
+  const auto results = runRanks(options, [&](int rank, int n, loomComm_t comm) {
+    RankOutcome out;
+    std::vector<float> in(count, 1.0f + rank);
+    std::vector<float> result(count);
+    loomCommStats before{};
+    loomCommStats exact{};
+    loomCommStats compressed{};
+    loomCompression int8{loomCompressInt8, 0, 0.0, 0, 0, nullptr, 0};
+    if (loomCommGetStats(comm, &before) != loomSuccess ||
+        loomAllReduce(in.data(), result.data(), count, loomFloat32, loomSum, comm, nullptr) !=
+            loomSuccess ||
+        loomCommGetStats(comm, &exact) != loomSuccess ||
+        loomAllReduceEx(in.data(), result.data(), count, loomFloat32, loomSum, &int8, comm,
+                        nullptr) != loomSuccess ||
+        loomCommGetStats(comm, &compressed) != loomSuccess) {
+      out.error = loomGetLastError(comm);
+      return out;
+    }
+    const uint64_t exactBytes = 2 * (n - 1) * count * sizeof(float) / n;
+    const uint64_t expectedInt8 = 2 * (count / 2 + count / 2 / 256 * sizeof(float));
+    const uint64_t int8Bytes = compressed.bytesSent - exact.bytesSent;
+    if (exact.bytesSent - before.bytesSent != exactBytes) {
+      out.error = "exact all-reduce sent " + std::to_string(exact.bytesSent - before.bytesSent) +
+                  " bytes, expected " + std::to_string(exactBytes);
+    } else if (exact.lastCallBytesSent != exactBytes) {
+      out.error = "lastCallBytesSent " + std::to_string(exact.lastCallBytesSent);
+    } else if (int8Bytes != expectedInt8 || compressed.lastCallBytesSent != expectedInt8) {
+      out.error = "int8 all-reduce sent " + std::to_string(int8Bytes) + " bytes, expected " +
+                  std::to_string(expectedInt8);
+    } else if (compressed.calls != exact.calls + 1 || exact.calls != before.calls + 1) {
+      out.error = "calls not counted once each";
+    } else if (compressed.compressedCalls != before.compressedCalls + 1 ||
+               compressed.compressedInputBytes !=
+                   before.compressedInputBytes + count * sizeof(float)) {
+      out.error = "compressed calls or input bytes miscounted";
+    }
+    out.report = std::to_string(static_cast<double>(exactBytes) / int8Bytes).substr(0, 4);
+    return out;
+  });
+  EXPECT_EQ(failures(results), "");
+  EXPECT_EQ(reportMismatch(results), "");
+  std::cout << "[compressed] wire bytes exact/int8 = " << results[0].outcome.report << "\n";
+  // Bad arguments.
+  loomCommStats stats{};
+  EXPECT_EQ(loomCommGetStats(nullptr, &stats), loomInvalidArgument);
+  std::vector<loomComm_t> comms(1);
+  ASSERT_EQ(loomCommInitAll(comms.data(), 1, nullptr), loomSuccess);
+  EXPECT_EQ(loomCommGetStats(comms[0], nullptr), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError(comms[0])).find("stats"), std::string::npos);
+  EXPECT_EQ(loomCommGetStats(comms[0], &stats), loomSuccess);
+  EXPECT_EQ(stats.calls, 0u);
+  EXPECT_EQ(stats.bytesSent, 0u);
+  EXPECT_EQ(loomCommDestroy(comms[0]), loomSuccess);
+}
+
 TEST(CompressedBadInput, RejectedWithClearErrors) {
   std::vector<loomComm_t> comms(1);
   ASSERT_EQ(loomCommInitAll(comms.data(), 1, nullptr), loomSuccess);
