@@ -42,7 +42,7 @@ test-tsan: deps
 	  -DLOOM_WITH_CUDA=OFF -DLOOM_BUILD_PERF=OFF $(CMAKE_FLAGS)
 	cmake --build build-tsan -j$(JOBS) --target loom_unit_tests loom_multirank_tests
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-	  ctest --output-on-failure -j$(JOBS) --timeout 900 -R 'threads|Bootstrap|TcpExchange|ShmLink'
+	  ctest --output-on-failure -j$(JOBS) --timeout 900 -R 'threads|Bootstrap|PeerStatus|TcpExchange|ShmLink'
 
 test-sanitizers: test-asan test-tsan
 
