@@ -2,6 +2,8 @@
 // element ranges only: nothing of links, transports or bytes.
 #pragma once
 
+#include <span>
+
 #include "collectives/plan.h"
 
 namespace loom {
@@ -11,6 +13,12 @@ namespace loom {
 /// inconsistent (rank/root out of range). Direct is not a step plan and is
 /// rejected here.
 RankPlan makePlan(const PlanRequest& req);
+
+/// Runs a plan made for plan positions on ranks: position p is rank order[p]
+/// (a ring order from the topology search). Only peers change, so this is
+/// right for collectives whose buffers do not depend on the rank (all-reduce);
+/// the plan must have been made with req.rank = this rank's position.
+RankPlan placePlan(RankPlan plan, std::span<const int> order);
 
 /// Whether makePlan accepts (collective, algorithm).
 bool algorithmSupports(Algorithm algorithm, Collective collective);

@@ -28,12 +28,8 @@ constexpr size_t kReadChunk = 16 * 1024;
 // A status report is 32 bytes into an idle socket; if even that cannot be
 // sent at once, the connection is in trouble and checkPeers will say so.
 constexpr std::chrono::milliseconds kStatusSendLimit{100};
-
-std::string localHostName() {
-  char host[256] = {};
-  ::gethostname(host, sizeof(host) - 1);
-  return host;
-}
+// How long leaving waits for the server's acknowledgement.
+constexpr std::chrono::seconds kLeaveLimit{1};
 
 class BootstrapClient final : public Bootstrap {
  public:
@@ -103,13 +99,19 @@ class BootstrapClient final : public Bootstrap {
     if (!lock.owns_lock() || left_) return;
     remembering([&] {
       readAvailable();
-      // Between rounds the server only ever sends error frames.
+      // Between rounds the server only ever sends error and closing frames.
       while (auto frame = nextFrame()) {
+        if (frame->kind == FrameKind::Closing) {
+          serverClosing_ = true;
+          continue;
+        }
         if (frame->kind == FrameKind::Error) fail(ErrorCode::RemoteError, frame->payload);
         protocolError(fmt::format("unsolicited frame kind {} between all-gather rounds",
                                   static_cast<uint32_t>(frame->kind)));
       }
-      if (eof_) serverClosed();
+      // After a Closing frame the end of the connection is expected: liveness
+      // reports stop, and links or LOOM_TIMEOUT catch any later failure.
+      if (eof_ && !serverClosing_) serverClosed();
     });
   }
 
@@ -132,27 +134,35 @@ class BootstrapClient final : public Bootstrap {
   }
 
   std::vector<PeerReport> queryStatuses(Deadline deadline) override {
-    throwIfFailed();
+    // No throwIfFailed: the caller is reporting a failure already, and the
+    // states of the ranks still alive (a dead one shows as Gone) say more
+    // than the first failure alone.
     std::unique_lock lock(mu_, std::try_to_lock);
     if (!lock.owns_lock()) {
       raise(ErrorCode::InvalidUsage, "rank {}: bootstrap busy in another thread", rank_);
     }
     if (left_) raise(ErrorCode::InvalidUsage, "rank {} queries after it left the bootstrap", rank_);
-    return remembering([&] {
-      const std::string query = message(MessageKind::Query, "");
-      sendAll(sock_.fd(), query.data(), query.size(), deadline, abortFlag_, peerName());
-      const Frame reply = waitFrame(deadline);
-      if (reply.kind == FrameKind::Error) fail(ErrorCode::RemoteError, reply.payload);
+    if (eof_) serverClosed();
+    const std::string query = message(MessageKind::Query, "");
+    sendAll(sock_.fd(), query.data(), query.size(), deadline, abortFlag_, peerName());
+    for (;;) {
+      const Frame reply = remembering([&] { return waitFrame(deadline); });
+      if (reply.kind == FrameKind::Error) {
+        remember(ErrorCode::RemoteError, reply.payload);  // sticky for every other call
+        continue;
+      }
       if (reply.kind != FrameKind::States) {
-        protocolError(
-            fmt::format("frame kind {} answering a query", static_cast<uint32_t>(reply.kind)));
+        remembering([&] {
+          protocolError(
+              fmt::format("frame kind {} answering a query", static_cast<uint32_t>(reply.kind)));
+        });
       }
       try {
         return decodeReports(reply.payload, nranks_);
       } catch (const Error& e) {
-        protocolError(e.what());
+        remembering([&] { protocolError(e.what()); });
       }
-    });
+    }
   }
 
   void leave() override {
@@ -161,8 +171,9 @@ class BootstrapClient final : public Bootstrap {
     left_ = true;
     try {
       const std::string bye = message(MessageKind::Leave, "");
-      sendAll(sock_.fd(), bye.data(), bye.size(), Deadline::after(std::chrono::seconds(1)),
-              abortFlag_, peerName());
+      const Deadline deadline = Deadline::after(kLeaveLimit);
+      sendAll(sock_.fd(), bye.data(), bye.size(), deadline, abortFlag_, peerName());
+      awaitLeft(deadline);
       // The server sees Leave then EOF and forgets us at once.
       ::shutdown(sock_.fd(), SHUT_WR);
     } catch (const Error&) {
@@ -172,6 +183,19 @@ class BootstrapClient final : public Bootstrap {
   }
 
  private:
+  /// Waits (bounded) for the server's answer to Leave: if this process runs
+  /// the server, returning earlier could let the process exit before the
+  /// others were told that its end is not a crash. Failures here mean the
+  /// server is gone already; there is nobody left to tell.
+  void awaitLeft(Deadline deadline) {
+    try {
+      for (;;) {
+        if (waitFrame(deadline).kind == FrameKind::Left) return;
+      }
+    } catch (const Error&) {
+    }
+  }
+
   /// Runs `body`; an Error it throws becomes the sticky failure.
   template <typename Body>
   auto remembering(Body body) -> decltype(body()) {
@@ -232,7 +256,13 @@ class BootstrapClient final : public Bootstrap {
 
   Frame waitFrame(Deadline deadline) {
     for (;;) {
-      if (auto frame = nextFrame()) return std::move(*frame);
+      if (auto frame = nextFrame()) {
+        if (frame->kind == FrameKind::Closing) {
+          serverClosing_ = true;
+          continue;
+        }
+        return std::move(*frame);
+      }
       if (eof_) serverClosed();
       waitReady(sock_.fd(), POLLIN, deadline, abortFlag_, peerName());
       readAvailable();
@@ -266,6 +296,7 @@ class BootstrapClient final : public Bootstrap {
   // half of one, the next allGather the rest).
   FrameParser parser_;
   bool eof_ = false;
+  bool serverClosing_ = false;  // the server's process announced it is leaving
   bool left_ = false;
   // The first error, rethrown by every later call.
   std::atomic<bool> failed_{false};

@@ -24,6 +24,8 @@ std::optional<Frame> FrameParser::next() {
   uint64_t limit = 0;
   switch (static_cast<FrameKind>(rawKind)) {
     case FrameKind::Ok:
+    case FrameKind::Closing:
+    case FrameKind::Left:
       limit = 0;
       break;
     case FrameKind::Error:

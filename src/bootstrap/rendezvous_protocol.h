@@ -20,6 +20,11 @@
 //       Gather (a completed round): nranks x {length u32, bytes}, in rank order
 //       States (answers Query): nranks x kReportBytes: state u32, collective u32,
 //              sequence u64, count u64, age in milliseconds u64
+//       Closing empty: the rank whose process runs this server left cleanly, so
+//              the server ends with that process; the connection's end is then
+//              not a failure (the others may still be finishing their last call)
+//       Left   empty: answers Leave once the others were told, so the leaving
+//              process may exit without cutting that message off
 //
 // Incremental decoders for both directions live in rendezvous_parser.h.
 #pragma once
@@ -45,7 +50,14 @@ inline constexpr int kMaxRanks = 1 << 16;
 inline constexpr uint32_t kStatusBytes = 24;
 inline constexpr size_t kReportBytes = 32;
 
-enum class FrameKind : uint32_t { Ok = 1, Error = 2, Gather = 3, States = 4 };
+enum class FrameKind : uint32_t {
+  Ok = 1,
+  Error = 2,
+  Gather = 3,
+  States = 4,
+  Closing = 5,
+  Left = 6,
+};
 enum class MessageKind : uint32_t { Round = 1, Leave = 2, Status = 3, Query = 4 };
 
 struct Hello {

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -243,6 +244,15 @@ void RendezvousServer::onLeave(Client& c) {
   c.blobPending = false;
   c.pending.clear();
   LOOM_TRACE("rendezvous {}: {} leaves", address_, c.name());
+  if (c.pid == static_cast<uint32_t>(::getpid()) && c.host == localHostName()) {
+    // This process may now exit and take the server with it while the others
+    // still finish their last call: warn them that the end is not a crash.
+    const auto closing = std::make_shared<const std::string>(frame(FrameKind::Closing, ""));
+    for (Client* member : byRank_) {
+      if (member != nullptr && member != &c && !member->left) enqueue(*member, closing);
+    }
+  }
+  enqueue(c, std::make_shared<const std::string>(frame(FrameKind::Left, "")));
   // Before the set is complete a rank may still be replaced; nothing waits on it.
   if (!allJoined_ || !departed_.empty()) return;
   departed_ = fmt::format("{} already left the communicator", c.name());

@@ -23,6 +23,10 @@
 #include "transports/shm/shm_domain.h"
 #include "transports/tcp/tcp_transport.h"
 
+namespace loom::tuner {
+struct TunerTopology;  // tuner/tuner_topology.h
+}
+
 namespace loom {
 /// Traffic counters (loomCommGetStats). Written only by the thread running the
 /// communicator's calls; atomic so another thread may read them at any time.
@@ -55,6 +59,11 @@ struct loomComm {
   std::vector<loom::Link*> networkLinks;           // links that need progress() calls
   std::vector<loom::ArenaView> arenas;             // every rank's direct arena (one host only)
   loom::WaitPolicy waitPolicy;                     // how this rank's waits behave
+  /// The tuner's model when ranks span hosts (comm_tuner.cc); null on one host.
+  std::unique_ptr<loom::tuner::TunerTopology> tuner;
+  /// Ring position p of all-reduce plans runs on rank ringOrder[p] (the
+  /// topology search's ring, one crossing per host); empty: position = rank.
+  std::vector<int> ringOrder;
 
   std::atomic<bool> aborted{false};
   bool leaveCleanly = true;        // false after abort: peers should hear of it as a failure

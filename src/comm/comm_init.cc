@@ -4,9 +4,11 @@
 
 #include "collectives/algorithms.h"
 #include "comm/comm.h"
+#include "comm/comm_tuner.h"
 #include "core/env.h"
 #include "core/log.h"
 #include "topology/host_summary.h"
+#include "tuner/tuner_topology.h"
 
 namespace loom {
 namespace {
@@ -139,6 +141,13 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
     self->bootstrap->checkPeers();
   };
   wait.peerStates = [self] { return describePeerStates(*self); };
+  setUpTuner(*comm);
+  if (comm->config.channels > 1 && comm->rank == 0) {
+    LOOM_WARN(
+        "LOOM_NCHANNELS={}: the host executor runs one channel; the tuner models more "
+        "(loom-topo --simulate) but this communicator uses 1",
+        comm->config.channels);
+  }
   comm->bootstrap->barrier(deadline);
   if (logLevel() >= LogLevel::Info) {
     LOOM_INFO("rank {}/{} ready: {}, slice {} B; host: {}", rank, nranks,
@@ -189,7 +198,21 @@ std::shared_ptr<const loom::RankPlan> loomComm::plan(const loom::PlanRequest& re
   if (it != planCache.end()) return it->second;
   // Bounded: a training loop uses few shapes; a sweep would otherwise grow it forever.
   if (planCache.size() > 1024) planCache.clear();
-  auto made = std::make_shared<const loom::RankPlan>(loom::makePlan(req));
+  // All-reduce buffers do not depend on the rank, so its ring and tree plans
+  // can run in the topology's order: made for this rank's position, placed.
+  const bool placed =
+      !ringOrder.empty() && req.collective == loom::Collective::AllReduce &&
+      (req.algorithm == loom::Algorithm::Ring || req.algorithm == loom::Algorithm::Tree);
+  std::shared_ptr<const loom::RankPlan> made;
+  if (placed) {
+    loom::PlanRequest atPosition = req;
+    atPosition.rank = static_cast<int>(std::find(ringOrder.begin(), ringOrder.end(), req.rank) -
+                                       ringOrder.begin());
+    made = std::make_shared<const loom::RankPlan>(
+        loom::placePlan(loom::makePlan(atPosition), ringOrder));
+  } else {
+    made = std::make_shared<const loom::RankPlan>(loom::makePlan(req));
+  }
   planCache.emplace(key, made);
   return made;
 }

@@ -44,6 +44,8 @@ CommConfig CommConfig::fromEnvironment() {
   c.directMaxBytes = envBytes("LOOM_DIRECT_MAX", SIZE_MAX, 0, SIZE_MAX);
   c.directOneShotBytes = envBytes("LOOM_DIRECT_ONESHOT", 32 << 10, 0, 1ULL << 30);
   c.treeMaxBytes = envBytes("LOOM_TREE_MAX", 64 << 10, 0, SIZE_MAX);
+  if (envString("LOOM_CHUNK_SIZE")) c.chunkBytes = envBytes("LOOM_CHUNK_SIZE", 0, 256, 64 << 20);
+  c.channels = static_cast<int>(envInt("LOOM_NCHANNELS", 1, 1, 64));
   if (const auto text = envString("LOOM_COMPRESS")) {
     try {
       c.defaultCodec = parseCodecConfig(*text);
@@ -54,14 +56,17 @@ CommConfig CommConfig::fromEnvironment() {
   return c;
 }
 
-size_t CommConfig::sliceBytes() const { return std::min(shm.slotBytes, tcp.slotBytes); }
+size_t CommConfig::sliceBytes() const {
+  return std::min({shm.slotBytes, tcp.slotBytes, chunkBytes.value_or(SIZE_MAX)});
+}
 
 std::string CommConfig::signature() const {
   return fmt::format(
-      "algo={} transport={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} tree={}",
+      "algo={} transport={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} tree={} chunk={} "
+      "channels={}",
       algorithm ? static_cast<int>(*algorithm) : -1, static_cast<int>(transport), check,
       shm.slotBytes, shm.slots, shm.arenaBytes, tcp.slotBytes, tcp.slots, directMaxBytes,
-      directOneShotBytes, treeMaxBytes);
+      directOneShotBytes, treeMaxBytes, chunkBytes.value_or(0), channels);
 }
 
 }  // namespace loom

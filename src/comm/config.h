@@ -27,13 +27,16 @@ struct CommConfig {
   size_t directMaxBytes = SIZE_MAX;  // LOOM_DIRECT_MAX: largest message for the direct algorithm
   size_t directOneShotBytes = size_t{32} << 10;  // LOOM_DIRECT_ONESHOT
   size_t treeMaxBytes = size_t{64} << 10;        // LOOM_TREE_MAX: all-reduce uses trees up to this
+  std::optional<size_t> chunkBytes;  // LOOM_CHUNK_SIZE: executor slice, instead of the tuner's
+  int channels = 1;                  // LOOM_NCHANNELS (the host executor runs one; see tuner.md)
   /// LOOM_COMPRESS: codec for plain all-reduce / reduce-scatter calls on
   /// fp32/fp16/bf16 with sum or avg (others stay exact).
   CodecConfig defaultCodec;
 
   /// Throws InvalidArgument naming the variable for a bad value.
   static CommConfig fromEnvironment();
-  /// Slice size used by plans: the same on every rank whatever links it has.
+  /// Slice size used by plans: the same on every rank whatever links it has
+  /// (the smaller slot, or LOOM_CHUNK_SIZE when smaller still).
   size_t sliceBytes() const;
   /// Text of the settings ranks must share; init compares it across ranks.
   std::string signature() const;

@@ -34,8 +34,15 @@ void validateOperation(const Comm& comm, const Operation& op);
 /// receives together so exchanges cannot deadlock.
 void runOperations(Comm& comm, std::span<const Operation> ops);
 
-/// Algorithm chosen for a collective of `bytes` bytes (LOOM_ALGO, topology, size).
-Algorithm chooseAlgorithm(const Comm& comm, Collective collective, size_t bytes);
+struct AlgorithmChoice {
+  Algorithm algorithm = Algorithm::Ring;
+  size_t sliceBytes = 0;  ///< executor slice: the same on every rank
+};
+
+/// Algorithm and slice for a collective of `bytes` bytes: LOOM_ALGO, else the
+/// tuner when ranks span hosts, else the size/locality rule
+/// (choose_algorithm.cc). Every rank gets the same answer.
+AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective collective, size_t bytes);
 
 bool isReduction(Collective c);
 

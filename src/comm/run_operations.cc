@@ -94,7 +94,8 @@ void runCollective(Comm& comm, const Operation& op) {
   }
   if (comm.config.check) checkAgreement(comm, op);
   const uint64_t sequence = comm.collectiveCount++;
-  const Algorithm algorithm = chooseAlgorithm(comm, op.collective, messageBytes(comm, op));
+  const AlgorithmChoice choice = chooseAlgorithm(comm, op.collective, messageBytes(comm, op));
+  const Algorithm algorithm = choice.algorithm;
   OperationLabel label;
   label.collective = op.collective;
   label.algorithm = algorithm;
@@ -121,7 +122,7 @@ void runCollective(Comm& comm, const Operation& op) {
   job.buffers = {static_cast<const char*>(op.send), static_cast<char*>(op.recv), scratch.data()};
   job.reduce = reduceContext(comm, op);
   job.elementSize = dataTypeSize(op.type);
-  StepExecutor executor(comm.linkPtrs, comm.config.sliceBytes(), waiter);
+  StepExecutor executor(comm.linkPtrs, choice.sliceBytes, waiter);
   const CountSent<StepExecutor> count{comm, executor};
   executor.run({&job, 1});
 }

@@ -211,6 +211,12 @@ Socket listenTcp(const std::string& host, uint16_t port, int backlog) {
   return sock;
 }
 
+std::string localHostName() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0) return {};
+  return host;
+}
+
 void setNonBlocking(int fd) {
   const int flags = fcntl(fd, F_GETFL, 0);
   if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) raiseErrno("fcntl(O_NONBLOCK)");

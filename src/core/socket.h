@@ -85,6 +85,9 @@ Socket listenTcp(const std::string& host, uint16_t port, int backlog = SOMAXCONN
 Socket connectWithRetry(const SocketAddress& address, Deadline deadline,
                         const std::atomic<bool>* abortFlag);
 
+/// gethostname(), or "" when it fails.
+std::string localHostName();
+
 void setNonBlocking(int fd);
 void setNoDelay(int fd);
 /// Requests `bytes` of kernel send and receive buffer (best effort).

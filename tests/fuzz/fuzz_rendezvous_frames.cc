@@ -99,6 +99,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(f.kind == pieces.frames[i].kind && f.payload == pieces.frames[i].payload);
     switch (f.kind) {
       case FrameKind::Ok:
+      case FrameKind::Closing:
+      case FrameKind::Left:
         FUZZ_CHECK(f.payload.empty());
         break;
       case FrameKind::Error:

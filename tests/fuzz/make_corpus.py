@@ -110,6 +110,7 @@ def seeds():
         "states3": b"\x09\x02" + frame(4, report(1, 0, 41, 1024, 12) + report(2, 3, 42, 0, 5)
                                         + report(3, 0, 0, 0, 0)),
         "states_bad_state": b"\x03\x00" + frame(4, report(9, 0, 0, 0, 0)),
+        "closing_then_error": b"\x02\x01" + frame(5) + frame(2, b"rank 1 died"),
         "states_too_long": b"\x05\x00" + frame(4, report(0, 0, 0, 0, 0) * 2),
     }
     yield "tcp_wire", {

@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
       std::printf("hang_probe rank %d: all-reduce #%d failed (%s): %s\n", rank, iter,
                   loomGetErrorString(rc), loomGetLastError(comm));
       std::fflush(stdout);
+      // The other waiters time out within milliseconds of this one and ask
+      // the rendezvous what everyone is doing; stay connected while they do.
+      sleep(1);
       loomCommAbort(comm);
       return rc == loomRemoteError ? 0 : 1;
     }

@@ -421,6 +421,27 @@ TEST(BootstrapLiveness, GatherSplitBetweenCheckPeersAndAllGatherStillParses) {
   EXPECT_NO_THROW(boot->checkPeers());
 }
 
+// The rank whose process runs the server announces its clean exit; the others
+// may still be finishing their last collective, and the server's end must not
+// fail it. A later bootstrap round (which needs the server) still fails.
+TEST(BootstrapLiveness, ServerExitAfterClosingIsNotAFailure) {
+  auto server = std::make_unique<FakeServer>();
+  std::unique_ptr<Bootstrap> boot;
+  std::thread joiner([&] { boot = Bootstrap::join(server->id(), 1, 2, Deadline::after(5s)); });
+  server->acceptAndWelcome();
+  joiner.join();
+  ASSERT_NE(boot, nullptr);
+  server->send(rendezvous::frame(rendezvous::FrameKind::Closing, ""));
+  server.reset();
+  EXPECT_EQ(pollPeers(*boot, 200ms).first, "");
+  try {
+    boot->barrier(Deadline::after(5s));
+    ADD_FAILURE() << "barrier without a server succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("closed its connection"), std::string::npos) << e.what();
+  }
+}
+
 TEST(BootstrapLiveness, ServerExitIsReportedByCheckPeers) {
   auto server = std::make_unique<FakeServer>();
   std::unique_ptr<Bootstrap> boot;

@@ -93,26 +93,31 @@ TEST(PeerStatus, ServerRelaysBusyIdleSilentAndGone) {
   for (auto& t : threads) t.join();
 }
 
-TEST(PeerStatus, QueryAfterADeadRankReportsTheDeath) {
+// A rank that times out asks for everyone's state even when a peer has died
+// meanwhile: the dead one shows as Gone, and the death stays the sticky error.
+TEST(PeerStatus, QueryAfterADeadRankShowsItGone) {
   const UniqueId id = loopbackRendezvous();
-  auto boots = joinRanks(id, 2);
+  auto boots = joinRanks(id, 3);
+  ASSERT_TRUE(boots[2]->reportStatus(status(true, 0, 5, 9)));
   boots[1].reset();  // no leave(): as if its process died
-  // Until the server notices the closed socket a query still answers; after
-  // that it must report the death (sticky), never a stale state.
-  std::string error;
+  std::vector<PeerReport> reports;
   const Deadline settled = Deadline::after(5s);
-  while (error.empty() && !settled.expired()) {
-    try {
-      const auto reports = boots[0]->queryStatuses(Deadline::after(5s));
-      ASSERT_EQ(reports.size(), 2u);
-      std::this_thread::sleep_for(5ms);
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::RemoteError);
-      error = e.what();
-    }
+  do {
+    std::this_thread::sleep_for(5ms);
+    reports = boots[0]->queryStatuses(Deadline::after(5s));
+    ASSERT_EQ(reports.size(), 3u);
+  } while (!settled.expired() && (reports[1].state != PeerReport::State::Gone ||
+                                  reports[2].state != PeerReport::State::Busy));
+  EXPECT_EQ(reports[1].state, PeerReport::State::Gone);
+  EXPECT_EQ(reports[2].state, PeerReport::State::Busy);
+  EXPECT_EQ(reports[2].status.sequence, 5u);
+  try {
+    boots[0]->checkPeers();
+    ADD_FAILURE() << "checkPeers forgot that rank 1 died";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::RemoteError);
+    EXPECT_NE(std::string(e.what()).find("rank 1 (pid "), std::string::npos) << e.what();
   }
-  EXPECT_NE(error.find("rank 1 (pid "), std::string::npos) << error;
-  EXPECT_THROW(boots[0]->queryStatuses(Deadline::after(5s)), Error);
 }
 
 TEST(PeerStatus, WireRoundTripAndRejects) {

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -415,6 +417,57 @@ TEST(Simulator, RejectsSendRecvAndWrongInputs) {
   call = SimCollective{Collective::AllReduce, Algorithm::Ring, 2, 4, 0, false};
   EXPECT_THROW(simulateCollective(call, Inputs(2, std::vector<double>(3)), SimOptions{}), Error);
   EXPECT_THROW(simulateCollective(call, Inputs(3, std::vector<double>(4)), SimOptions{}), Error);
+}
+
+}  // namespace
+}  // namespace loom
+
+namespace loom {
+namespace {
+
+// An all-reduce plan made for ring positions and placed on a permuted rank
+// order (what the communicator does with the topology's ring) still sums
+// every rank's input on every rank, for ring and tree.
+TEST(Simulator, PlacedAllReduceMatchesTheSum) {
+  std::mt19937 rng(7);
+  for (Algorithm algorithm : {Algorithm::Ring, Algorithm::Tree}) {
+    for (int n : {2, 3, 5, 8}) {
+      std::vector<int> order(static_cast<size_t>(n));
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<int> positionOf(static_cast<size_t>(n));
+      for (int p = 0; p < n; ++p) positionOf[static_cast<size_t>(order[p])] = p;
+      const size_t count = 103;
+      std::vector<std::vector<SimJob>> jobs(static_cast<size_t>(n));
+      for (int r = 0; r < n; ++r) {
+        PlanRequest req;
+        req.collective = Collective::AllReduce;
+        req.algorithm = algorithm;
+        req.nranks = n;
+        req.rank = positionOf[static_cast<size_t>(r)];
+        req.count = count;
+        SimJob job;
+        job.plan = placePlan(makePlan(req), order);
+        for (size_t i = 0; i < count; ++i) job.buffers.memory.push_back(sumValue(r, i));
+        job.buffers.memory.resize(2 * count, std::nan(""));
+        job.buffers.inputElements = count;
+        job.buffers.outputOffset = count;
+        job.buffers.outputElements = count;
+        jobs[static_cast<size_t>(r)].push_back(std::move(job));
+      }
+      SimOptions options;
+      options.sliceElements = 5;
+      ASSERT_NO_THROW(simulatePlans(jobs, options)) << toString(algorithm) << " n=" << n;
+      for (int r = 0; r < n; ++r) {
+        for (size_t i = 0; i < count; ++i) {
+          double expected = 0;
+          for (int q = 0; q < n; ++q) expected += sumValue(q, i);
+          ASSERT_EQ(jobs[static_cast<size_t>(r)][0].buffers.memory[count + i], expected)
+              << toString(algorithm) << " n=" << n << " rank " << r << " element " << i;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -37,3 +37,40 @@ netns_down() {
   ip netns del "$NETNS_A" 2> /dev/null || true
   ip netns del "$NETNS_B" 2> /dev/null || true
 }
+
+# K "hosts" on one switch: namespaces <tag>1..<tag>K, each with one veth into a
+# bridge that lives in its own namespace <tag>sw (nothing is added to the
+# caller's namespace). Sets NETNS_HOSTS (names), NETNS_ADDRS and NETNS_IFS.
+#   netns_switch_up <tag> <K>
+netns_switch_up() {
+  local tag=$1 count=$2 subnet=$(($$ % 200 + 20)) i
+  NETNS_SWITCH="${tag}sw"
+  NETNS_HOSTS=()
+  NETNS_ADDRS=()
+  NETNS_IFS=()
+  trap netns_switch_down EXIT
+  ip netns add "$NETNS_SWITCH"
+  ip -n "$NETNS_SWITCH" link add br0 type bridge
+  ip -n "$NETNS_SWITCH" link set br0 up
+  for ((i = 1; i <= count; i++)); do
+    local ns="${tag}h$i" inside="${tag}i$i" outside="${tag}o$i"
+    ip netns add "$ns"
+    ip link add "$inside" type veth peer name "$outside"
+    ip link set "$inside" netns "$ns"
+    ip link set "$outside" netns "$NETNS_SWITCH"
+    ip -n "$NETNS_SWITCH" link set "$outside" master br0
+    ip -n "$NETNS_SWITCH" link set "$outside" up
+    ip -n "$ns" addr add "10.79.$subnet.$i/24" dev "$inside"
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set "$inside" up
+    NETNS_HOSTS+=("$ns")
+    NETNS_ADDRS+=("10.79.$subnet.$i")
+    NETNS_IFS+=("$inside")
+  done
+}
+
+netns_switch_down() {
+  local ns
+  for ns in "${NETNS_HOSTS[@]}"; do ip netns del "$ns" 2> /dev/null || true; done
+  ip netns del "$NETNS_SWITCH" 2> /dev/null || true
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Ranks on several "hosts": network namespaces, each with one veth into a
+# bridge (tests/scripts/lib/netns.sh). Every collective loom_perf has runs with
+# its value check (-c 1) for
+#   - 2 hosts x 2 ranks, interleaved (ranks 0,2 on host 1; 1,3 on host 2), so the
+#     tuner's ring order must regroup them: one crossing per host per ring;
+#   - 4 hosts x 1 rank.
+# Over tcp (the only network transport built here). Exit 77 (skipped, never
+# passed) when namespaces cannot be created.
+set -euo pipefail
+BUILD=$(realpath "$1")
+SRC=$(realpath "$2")
+# shellcheck source=../scripts/lib/netns.sh
+source "$SRC/tests/scripts/lib/netns.sh"
+if ! netns_can_run; then
+  echo "######################################################################"
+  echo "# multihost_test SKIPPED: cannot create network namespaces (needs root)"
+  echo "######################################################################"
+  exit 77
+fi
+perf="$BUILD/perf/loom_perf"
+netns_switch_up "lmh$$" 4
+work=$(mktemp -d)
+cleanup() {
+  pkill -KILL -f "$perf" 2> /dev/null || true
+  netns_switch_down
+  rm -rf "$work"
+}
+trap cleanup EXIT
+port=$((21000 + $$ % 20000))
+
+# run <label> <host index of rank 0> <host index of rank 1> ... -- loom_perf args
+run() {
+  local label=$1
+  shift
+  local hosts=()
+  while [[ $1 != -- ]]; do hosts+=("$1"); shift; done
+  shift
+  local n=${#hosts[@]} pids=() r status=0
+  port=$((port + 1))
+  for ((r = 0; r < n; r++)); do
+    local h=${hosts[$r]}
+    ip netns exec "${NETNS_HOSTS[$h]}" env LOOM_COMM_ID="${NETNS_ADDRS[${hosts[0]}]}:$port" \
+      LOOM_SECRET="multihost$$" LOOM_WORLD_SIZE=$n LOOM_RANK=$r LOOM_TIMEOUT=60 \
+      LOOM_SOCKET_IFNAME="${NETNS_IFS[$h]}" LOOM_DEBUG=INFO \
+      timeout -s KILL 120 "$perf" "$@" > "$work/$label.$r" 2>&1 &
+    pids+=($!)
+  done
+  for ((r = 0; r < n; r++)); do wait "${pids[$r]}" || status=1; done
+  if ((status != 0)) || ! grep -q "Out of bounds values : 0 OK" "$work/$label.0"; then
+    echo "FAIL $label: $*"
+    for ((r = 0; r < n; r++)); do sed "s/^/  [rank $r] /" "$work/$label.$r" | tail -20; done
+    return 1
+  fi
+  local sizes
+  sizes=$(grep -cE "^ +[0-9]" "$work/$label.0")
+  echo "ok   $label: $sizes sizes checked ($*)"
+}
+
+failed=0
+for coll in ${MULTIHOST_COLLS:-allreduce allgather reducescatter broadcast reduce alltoall sendrecv}; do
+  run "2x2-$coll" 0 1 0 1 -- "$coll" -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 || failed=1
+  run "4x1-$coll" 0 1 2 3 -- "$coll" -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 || failed=1
+done
+# A compressed all-reduce across hosts (lossy: no value check, must complete).
+run "2x2-int8" 0 1 0 1 -- allreduce -b 1K -e 1M -f 32 -c 0 -n 2 -w 1 --compress int8 || failed=1
+
+# The ring the tuner found for the interleaved layout enters and leaves each
+# host once: ranks of one host are neighbours in it.
+order=$(sed -n 's/.*rank 0: 2 hosts.*ring order \([0-9 ]*\)$/\1/p' "$work/2x2-allreduce.0" | head -1)
+read -r -a ring <<< "$order"
+if ((${#ring[@]} != 4)); then
+  echo "FAIL: no ring order logged by rank 0 (LOOM_DEBUG=INFO)"
+  failed=1
+else
+  crossings=0
+  for ((p = 0; p < 4; p++)); do
+    a=${ring[$p]} b=${ring[$(((p + 1) % 4))]}
+    if ((a % 2 != b % 2)); then crossings=$((crossings + 1)); fi
+  done
+  echo "ring order for ranks 0,2 on host 1 and 1,3 on host 2: ${ring[*]} ($crossings host crossings)"
+  if ((crossings != 2)); then echo "FAIL: the ring crosses hosts $crossings times, not 2"; failed=1; fi
+fi
+exit $failed

@@ -1,0 +1,64 @@
+// One rank's training loop: builds the grid, its model stage, the gradient
+// sync and the optimizer, and runs steps. Used by loom-train and by the tests
+// (which run many ranks as threads).
+#pragma once
+
+#include <loom/loom.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "app/train_options.h"
+#include "data/corpus.h"
+#include "model/gpt_stage.h"
+#include "optim/adamw.h"
+#include "optim/lr_schedule.h"
+#include "parallel/gradient_sync.h"
+#include "parallel/grid.h"
+#include "parallel/pipeline_runner.h"
+
+namespace loom::train {
+
+/// What one step did, the same on every rank (reduced over the world).
+struct StepStats {
+  int step = 0;
+  double loss = 0;  ///< mean over the global batch, before this step's update
+  double lr = 0;
+  double gradNorm = 0;  ///< before clipping
+  double seconds = 0;   ///< mean over ranks
+  double tokensPerSecond = 0;
+  double commFraction = 0;         ///< share of the step spent in collectives, mean over ranks
+  double wireBytes = 0;            ///< bytes sent on all groups, summed over ranks
+  double dpPayloadBytes = 0;       ///< gradient bytes the DP reductions covered, summed over ranks
+  double dpWireBytes = 0;          ///< bytes sent on the DP groups, summed over ranks
+  double bubble = 0;               ///< measured pipeline idle share, mean over ranks
+  double peakActivationBytes = 0;  ///< max over ranks
+};
+
+class Trainer {
+ public:
+  /// Collective over `world` (the communicator is borrowed, not owned).
+  Trainer(loomComm_t world, const TrainOptions& options, const Corpus& corpus);
+
+  StepStats step(int step);
+
+  ParallelGrid& grid() { return grid_; }
+  GptStage& stage() { return *stage_; }
+  const GradientSync& gradientSync() const { return sync_; }
+
+ private:
+  std::vector<MicroBatch> sampleMicroBatches(int step) const;
+  void sumTiedEmbeddingGrads();
+
+  TrainOptions options_;
+  const Corpus& corpus_;
+  CommClock clock_;
+  ParallelGrid grid_;
+  std::unique_ptr<GptStage> stage_;
+  GradientSync sync_;
+  AdamW optimizer_;
+  LrSchedule schedule_;
+  PipelineRunner runner_;
+};
+
+}  // namespace loom::train

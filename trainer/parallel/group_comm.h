@@ -1,0 +1,67 @@
+// One process group of the rank grid (TP, DP, PP, ...) as the trainer uses it:
+// a Loom communicator, the calls the trainer makes on it, and a clock that adds
+// up the time spent in them (the "comm %" of the progress line). A group of one
+// rank makes no calls at all, so the single-rank model runs the same code.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <loom/loom.hpp>
+#include <vector>
+
+namespace loom::train {
+
+/// Seconds spent inside collectives, summed over a rank's groups.
+class CommClock {
+ public:
+  void add(double seconds) { seconds_ += seconds; }
+  double seconds() const { return seconds_; }
+
+ private:
+  double seconds_ = 0;
+};
+
+/// A point-to-point transfer inside GroupComm::exchange.
+struct Transfer {
+  float* data;
+  size_t count;
+  int peer;  ///< rank within the group
+};
+
+class GroupComm {
+ public:
+  GroupComm() = default;  ///< a group of one rank
+  GroupComm(loom::Comm comm, CommClock* clock);
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  loomComm_t raw() const { return comm_.get(); }
+
+  /// In-place sum over the group.
+  void allReduceSum(float* data, size_t count);
+  /// In-place reduction of doubles (loss, norms, statistics).
+  void allReduce(double* data, size_t count, loomRedOp_t op = loomSum);
+  /// In-place sum, compressed as `compression` says (nullptr: exact).
+  void allReduceSum(float* data, size_t count, const loomCompression* compression);
+  /// In place: `data` holds size() blocks of `blockCount`; rank r ends with the
+  /// sum of block r at data + r * blockCount (other blocks are left as scratch).
+  void reduceScatterSum(float* data, size_t blockCount, const loomCompression* compression);
+  /// In place: rank r's block at data + r * blockCount goes to every rank.
+  void allGather(float* data, size_t blockCount);
+  /// Runs the sends and receives together (one Loom group), so two stages that
+  /// send to each other cannot deadlock.
+  void exchange(const std::vector<Transfer>& sends, const std::vector<Transfer>& recvs);
+
+  /// Payload bytes this rank has sent on this group so far.
+  uint64_t bytesSent() const;
+
+ private:
+  class Timed;
+  loom::Comm comm_;
+  CommClock* clock_ = nullptr;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace loom::train
