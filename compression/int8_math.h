@@ -18,7 +18,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 
 #include "compression/codec_math.h"
 
@@ -48,7 +47,8 @@ LOOM_HD Int8Block int8BlockFromAbsmax(uint32_t absmaxBits) {
   float scale = absmax / kInt8MaxCode;
   if (mulRn(scale, kInt8MaxCode) > absmax)
     scale = half_detail::bitsFloat(magnitudeBits(scale) - 1u);
-  b.scale = b.finite ? scale : std::numeric_limits<float>::quiet_NaN();
+  // The default quiet NaN as bits: std::numeric_limits is host-only under nvcc.
+  b.scale = b.finite ? scale : half_detail::bitsFloat(0x7fc00000u);
   return b;
 }
 

@@ -1,6 +1,7 @@
 #include <cstdint>
 
 #include "comm/operation.h"
+#include "device/buffer_rules.h"
 
 namespace loom {
 
@@ -126,6 +127,9 @@ void validateOperation(const Comm& comm, const Operation& op) {
             name, op.send, inBytes, op.recv, outBytes);
     }
   }
+  // Device buffers need the CUDA executor; host and device in one call never work.
+  device::checkBufferLocations(name, inBytes > 0 ? op.send : nullptr,
+                               outBytes > 0 ? op.recv : nullptr);
 }
 
 }  // namespace loom

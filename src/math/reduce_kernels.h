@@ -15,71 +15,13 @@
 
 #include "core/types.h"
 #include "math/half.h"
+#include "math/reduce_ops.h"
 #include "math/reducer.h"
 #include "math/reducer_isa.h"
 
 namespace loom {
 namespace {
 namespace kernels {
-
-// ---- Operators ---------------------------------------------------------------
-// Each op combines two values of the compute type. Integer sum and product wrap
-// modulo 2^bits (computed in the unsigned type, so signed overflow is not UB).
-// Floating min/max return a NaN when either side is one (the first operand's
-// NaN if both are), unlike fmin/fmax, so a NaN anywhere in a reduction is never
-// silently dropped; between equal values (+0 and -0) they return the first operand.
-
-template <typename T>
-constexpr bool kIsFloat = std::is_floating_point_v<T>;
-
-struct SumOp {
-  template <typename T>
-  static T apply(T a, T b) {
-    if constexpr (kIsFloat<T>) {
-      return a + b;
-    } else {
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-    }
-  }
-};
-
-struct ProdOp {
-  template <typename T>
-  static T apply(T a, T b) {
-    if constexpr (kIsFloat<T>) {
-      return a * b;
-    } else {
-      // Narrow unsigned types promote to int; 255 * 255 still fits, so no UB.
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-    }
-  }
-};
-
-struct MaxOp {
-  template <typename T>
-  static T apply(T a, T b) {
-    const T r = a < b ? b : a;
-    if constexpr (kIsFloat<T>) {
-      return a != a ? a : (b != b ? b : r);
-    } else {
-      return r;
-    }
-  }
-};
-
-struct MinOp {
-  template <typename T>
-  static T apply(T a, T b) {
-    const T r = b < a ? b : a;
-    if constexpr (kIsFloat<T>) {
-      return a != a ? a : (b != b ? b : r);
-    } else {
-      return r;
-    }
-  }
-};
 
 // ---- Native types ------------------------------------------------------------
 // Three loops so every one can use restrict pointers: restrict is only valid when
@@ -179,29 +121,18 @@ template <typename T>
 void finalizeNative(void* data, size_t n, int nranks) {
   reducer_isa::checkAvgRanks(nranks);
   T* p = static_cast<T*>(data);
-  if constexpr (kIsFloat<T>) {
-    // Divide (not multiply by a reciprocal) so the result is correctly rounded.
-    const T div = static_cast<T>(nranks);
-    for (size_t i = 0; i < n; ++i) p[i] = p[i] / div;
-  } else {
-    // W is T after integer promotion (int for 8-bit types), so a divisor above
-    // 127 is not truncated; C++ division truncates toward zero.
-    using W = decltype(T{} + 0);
-    const W div = static_cast<W>(nranks);
-    for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(p[i] / div);
-  }
+  for (size_t i = 0; i < n; ++i) p[i] = divideByRanks(p[i], nranks);
 }
 
 template <typename Conv>
 void finalizeNarrow(void* data, size_t n, int nranks) {
   reducer_isa::checkAvgRanks(nranks);
   uint16_t* p = static_cast<uint16_t*>(data);
-  const float div = static_cast<float>(nranks);
   alignas(64) float f[kBlock];
   for (size_t base = 0; base < n; base += kBlock) {
     const size_t m = std::min(kBlock, n - base);
     Conv::widen(f, p + base, m);
-    for (size_t i = 0; i < m; ++i) f[i] /= div;
+    for (size_t i = 0; i < m; ++i) f[i] = divideByRanks(f[i], nranks);
     Conv::narrow(p + base, f, m);
   }
 }

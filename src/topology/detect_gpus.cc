@@ -126,6 +126,13 @@ class Nvml {
 
 /// Bus ids in CUDA device order (honours CUDA_VISIBLE_DEVICES), with P2P notes.
 std::optional<std::vector<std::string>> cudaBusIds(std::vector<std::string>& notes) {
+  // Without the driver the runtime cannot find a device, and loading it anyway
+  // costs time and leaves its half-initialised state behind.
+  const SharedLibrary driver({"libcuda.so.1"});
+  if (!driver.loaded()) {
+    notes.push_back(fmt::format("cuda: no driver ({})", driver.error()));
+    return std::nullopt;
+  }
   const SharedLibrary cudart({"libcudart.so", "libcudart.so.12", "libcudart.so.11.0"});
   if (!cudart.loaded()) {
     notes.push_back(fmt::format("cuda: runtime not found ({})", cudart.error()));

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "topology/detect_parts.h"
+#include "topology/shared_library.h"
 
 namespace loom::topo::detect {
 namespace {
@@ -36,6 +37,11 @@ int numaOf(hwloc_topology_t topology, hwloc_obj_t obj) {
 }  // namespace
 
 HwlocReader::HwlocReader() {
+  // hwloc reads the PCI bus through a plugin built on libpciaccess, which it
+  // unloads again; libpciaccess keeps what it allocates in its globals. Kept
+  // mapped (NODELETE), that state stays reachable instead of being stranded
+  // (LeakSanitizer would report it) and is not rebuilt on the next load.
+  static_cast<void>(SharedLibrary({"libpciaccess.so.0"}));
   if (hwloc_topology_init(&topology_) != 0) raiseErrno("hwloc_topology_init");
   // Bridges and PCI devices are needed for the PCIe tree; OS devices are not.
   hwloc_topology_set_type_filter(topology_, HWLOC_OBJ_BRIDGE, HWLOC_TYPE_FILTER_KEEP_ALL);

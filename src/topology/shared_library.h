@@ -1,5 +1,8 @@
-// A library opened with dlopen for the lifetime of one detection pass, so a
-// machine without the CUDA driver or rdma-core still runs.
+// A library opened with dlopen for one detection pass, so a machine without
+// the CUDA driver or rdma-core still runs. RTLD_NODELETE keeps it mapped after
+// dlclose: libibverbs and the CUDA libraries keep process-wide state allocated
+// on first use, which unloading would strand (LeakSanitizer reports it) and a
+// second detection would allocate again.
 #pragma once
 
 #include <dlfcn.h>
@@ -14,7 +17,7 @@ class SharedLibrary {
   /// Tries each name in order; loaded() says whether one opened, error() why not.
   explicit SharedLibrary(std::initializer_list<const char*> names) {
     for (const char* name : names) {
-      handle_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      handle_ = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
       if (handle_ != nullptr) {
         name_ = name;
         return;

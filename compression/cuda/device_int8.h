@@ -1,0 +1,35 @@
+// The int8 codec on device memory: encode and decode-accumulate kernels that
+// produce the same bytes and floats as Int8Codec (compression/int8_codec.h) on
+// the same inputs, because both call the per-element math of
+// compression/int8_math.h and counter_hash.h.
+//
+// Layout (Int8Codec's): ceil(n / block) fp32 scales, then n int8 codes; dst and
+// src need no alignment. Each call enqueues one kernel on `stream`.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "compression/codec.h"
+#include "core/types.h"
+
+namespace loom::cuda {
+
+/// Bytes an encoding of n elements takes with `config` (Int8Codec::encodedBytes).
+size_t int8EncodedBytes(size_t n, const CodecConfig& config);
+
+/// Encodes n elements of `type` (fp32, fp16 or bf16) from src into dst, which
+/// holds int8EncodedBytes(n, config). config.block must be valid
+/// (validateCodecConfig); nearest or stochastic rounding per config, the random
+/// bits per element drawn from (config.seed, context) exactly as on the host.
+cudaError_t launchInt8Encode(const void* src, DataType type, size_t n, void* dst,
+                             const CodecConfig& config, const EncodeContext& context,
+                             cudaStream_t stream);
+
+/// acc[i] = acc[i] + decoded[i] for i < n, one rounding per element, as
+/// Int8Codec::decodeAccumulate.
+cudaError_t launchInt8DecodeAccumulate(const void* src, size_t n, const CodecConfig& config,
+                                       float* acc, cudaStream_t stream);
+
+}  // namespace loom::cuda

@@ -1,0 +1,135 @@
+// int8 block quantisation on the device.
+//
+// Encode gives each codec block to one warp: the block's absmax is then a
+// warp-wide max (no shared memory, no __syncthreads), lanes read consecutive
+// elements so loads coalesce, and a block of any size (8 .. 65536) works the
+// same way. Three kernels (fp32, fp16, bf16 input); nearest/stochastic is a
+// launch-uniform runtime flag, not a template, for the same reason the
+// reduction op is one (collectives/cuda/reduce_kernel.cu).
+#include <cstring>
+
+#include "compression/counter_hash.h"
+#include "compression/cuda/device_int8.h"
+#include "compression/int8_math.h"
+#include "device/element_types.cuh"
+
+namespace loom::cuda {
+namespace {
+
+using namespace codec;
+
+constexpr int kWarp = 32;
+constexpr int kThreads = 256;
+constexpr int kWarpsPerBlock = kThreads / kWarp;
+constexpr size_t kMaxGrid = 4096;
+
+struct Layout {
+  size_t n;
+  size_t block;
+  size_t blocks;
+};
+
+Layout layoutFor(size_t n, const CodecConfig& config) {
+  const size_t block = config.block;
+  return Layout{n, block, (n + block - 1) / block};
+}
+
+unsigned gridFor(size_t work, size_t perBlock) {
+  const size_t g = (work + perBlock - 1) / perBlock;
+  return static_cast<unsigned>(g == 0 ? 1 : (g < kMaxGrid ? g : kMaxGrid));
+}
+
+template <typename E>
+__global__ void __launch_bounds__(kThreads)
+    int8EncodeKernel(const typename E::Storage* src, Layout layout, unsigned char* dst,
+                     bool stochastic, uint64_t key, uint64_t firstIndex) {
+  const unsigned lane = threadIdx.x % kWarp;
+  const size_t warpsInGrid = static_cast<size_t>(gridDim.x) * kWarpsPerBlock;
+  int8_t* codes = reinterpret_cast<int8_t*>(dst + layout.blocks * sizeof(float));
+  // Every lane of a warp walks the same codec blocks, so the warp-wide max
+  // below always has all 32 lanes present.
+  for (size_t b = static_cast<size_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp;
+       b < layout.blocks; b += warpsInGrid) {
+    const size_t start = b * layout.block;
+    const size_t len = layout.n - start < layout.block ? layout.n - start : layout.block;
+    uint32_t absmax = 0;
+    for (size_t i = lane; i < len; i += kWarp) {
+      const uint32_t m = magnitudeBits(E::widen(src[start + i]));
+      absmax = m > absmax ? m : absmax;
+    }
+    absmax = __reduce_max_sync(0xffffffffu, absmax);
+    const Int8Block block = int8BlockFromAbsmax(absmax);
+    for (size_t i = lane; i < len; i += kWarp) {
+      const float x = E::widen(src[start + i]);
+      int8_t code = 0;  // a non-finite block stores zeros; its NaN scale decides
+      if (block.finite) {
+        code = stochastic
+                   ? int8QuantizeStochastic(x, block, streamBits(key, firstIndex + start + i))
+                   : int8QuantizeNearest(x, block);
+      }
+      codes[start + i] = code;
+    }
+    if (lane == 0) memcpy(dst + b * sizeof(float), &block.scale, sizeof(float));
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    int8DecodeAccumulateKernel(const unsigned char* src, Layout layout, float* acc) {
+  const int8_t* codes = reinterpret_cast<const int8_t*>(src + layout.blocks * sizeof(float));
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < layout.n;
+       i += stride) {
+    float scale;
+    memcpy(&scale, src + (i / layout.block) * sizeof(float), sizeof(float));
+    acc[i] = addRn(acc[i], int8Dequantize(codes[i], scale));
+  }
+}
+
+template <typename E>
+cudaError_t encodeAs(const void* src, const Layout& layout, void* dst, bool stochastic,
+                     uint64_t key, uint64_t firstIndex, cudaStream_t stream) {
+  int8EncodeKernel<E><<<gridFor(layout.blocks, kWarpsPerBlock), kThreads, 0, stream>>>(
+      static_cast<const typename E::Storage*>(src), layout, static_cast<unsigned char*>(dst),
+      stochastic, key, firstIndex);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+size_t int8EncodedBytes(size_t n, const CodecConfig& config) {
+  return layoutFor(n, config).blocks * sizeof(float) + n;
+}
+
+cudaError_t launchInt8Encode(const void* src, DataType type, size_t n, void* dst,
+                             const CodecConfig& config, const EncodeContext& context,
+                             cudaStream_t stream) {
+  if (config.block == 0) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  const Layout layout = layoutFor(n, config);
+  const uint64_t key = streamKey(config.seed, context.counter);
+  switch (type) {
+    case DataType::Float32:
+      return encodeAs<NativeElem<float>>(src, layout, dst, config.stochastic, key,
+                                         context.firstIndex, stream);
+    case DataType::Float16:
+      return encodeAs<HalfElem>(src, layout, dst, config.stochastic, key, context.firstIndex,
+                                stream);
+    case DataType::Bfloat16:
+      return encodeAs<Bf16Elem>(src, layout, dst, config.stochastic, key, context.firstIndex,
+                                stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t launchInt8DecodeAccumulate(const void* src, size_t n, const CodecConfig& config,
+                                       float* acc, cudaStream_t stream) {
+  if (config.block == 0) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  const Layout layout = layoutFor(n, config);
+  int8DecodeAccumulateKernel<<<gridFor(n, kThreads), kThreads, 0, stream>>>(
+      static_cast<const unsigned char*>(src), layout, acc);
+  return cudaGetLastError();
+}
+
+}  // namespace loom::cuda

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One command for a GPU machine: build Loom with CUDA, run the GPU tests
+# (ctest -L gpu), and keep the logs under $OUT when it is set.
+#   scripts/gpu-check.sh [build-dir]      (default build-gpu; JOBS=16 by default)
+# Fails (exit 1) when there is no usable CUDA device, when the build fails, or
+# when any GPU test fails or is skipped: on a GPU machine a skip is a failure.
+# Budget: under 8 minutes on 16 cores (the CUDA targets build in about a minute).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$ROOT/build-gpu}
+JOBS=${JOBS:-16}
+LOGS=${OUT:-$BUILD/gpu-check-logs}
+mkdir -p "$LOGS"
+
+fail() {
+  echo "gpu-check: FAILED: $*" | tee -a "$LOGS/summary.txt" >&2
+  exit 1
+}
+
+echo "gpu-check: $(date -u +%FT%TZ) on $(hostname)" > "$LOGS/summary.txt"
+command -v nvidia-smi > /dev/null || fail "no nvidia-smi: this machine has no NVIDIA driver"
+nvidia-smi > "$LOGS/nvidia-smi.txt" 2>&1 || fail "nvidia-smi failed: no usable GPU (see nvidia-smi.txt)"
+command -v nvcc > /dev/null || export PATH=/usr/local/cuda/bin:$PATH
+command -v nvcc > /dev/null || fail "no nvcc: install the CUDA toolkit"
+
+timeout 420 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOOM_WITH_CUDA=ON \
+  -DLOOM_BUILD_PERF=OFF > "$LOGS/configure.log" 2>&1 || fail "configure (see configure.log)"
+start=$(date +%s)
+timeout 420 cmake --build "$BUILD" -j"$JOBS" --target loom_gpu_tests \
+  > "$LOGS/build.log" 2>&1 || fail "build (see build.log)"
+echo "build: $(( $(date +%s) - start )) s" >> "$LOGS/summary.txt"
+
+# ctest exits 0 when a test is skipped, so the skip is looked for explicitly.
+(cd "$BUILD" && timeout 300 ctest -L gpu --output-on-failure) > "$LOGS/ctest-gpu.log" 2>&1 ||
+  fail "GPU tests (see ctest-gpu.log)"
+grep -q "Skipped" "$LOGS/ctest-gpu.log" && fail "GPU tests were skipped on a GPU machine"
+grep -E "tests passed|Total Test time" "$LOGS/ctest-gpu.log" >> "$LOGS/summary.txt"
+echo "gpu-check: OK" | tee -a "$LOGS/summary.txt"

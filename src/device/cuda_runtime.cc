@@ -1,0 +1,87 @@
+#include "device/cuda_runtime.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <iterator>
+
+#include "core/error.h"
+
+namespace loom::device {
+namespace {
+
+// Newest first; the unversioned name is what a toolkit (not a driver-only
+// install) provides and is tried last.
+constexpr const char* kDefaultSonames[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so"};
+
+DeviceRuntime unavailable(DeviceRuntime rt, const std::string& why) {
+  rt.available = false;
+  rt.reason = "no CUDA runtime/driver: " + why;
+  return rt;
+}
+
+template <typename F>
+bool bind(void* handle, const char* name, F* out, std::string& missing) {
+  *out = reinterpret_cast<F>(dlsym(handle, name));
+  if (*out == nullptr) missing += missing.empty() ? name : std::string(", ") + name;
+  return *out != nullptr;
+}
+
+}  // namespace
+
+void DeviceRuntime::check(CudaStatus status, const char* what) const {
+  if (status == 0) return;
+  const char* text = getErrorString != nullptr ? getErrorString(status) : nullptr;
+  raise(ErrorCode::CudaError, "{}: {} (cuda error {})", what, text != nullptr ? text : "unknown",
+        status);
+}
+
+DeviceRuntime loadDeviceRuntime(const char* const* sonames, size_t count) {
+  DeviceRuntime rt;
+  void* handle = nullptr;
+  std::string tried;
+  for (size_t i = 0; i < count && handle == nullptr; ++i) {
+    handle = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) {
+      rt.library = sonames[i];
+    } else {
+      const char* why = dlerror();
+      tried += fmt::format("{}{}", tried.empty() ? "" : "; ", why != nullptr ? why : sonames[i]);
+    }
+  }
+  if (handle == nullptr) {
+    return unavailable(std::move(rt), tried.empty() ? "no library names given" : tried);
+  }
+  std::string missing;
+  bind(handle, "cudaGetDeviceCount", &rt.getDeviceCount, missing);
+  bind(handle, "cudaGetErrorString", &rt.getErrorString, missing);
+  bind(handle, "cudaPointerGetAttributes", &rt.pointerGetAttributes, missing);
+  bind(handle, "cudaMemcpyAsync", &rt.memcpyAsync, missing);
+  bind(handle, "cudaStreamSynchronize", &rt.streamSynchronize, missing);
+  bind(handle, "cudaGetLastError", &rt.getLastError, missing);
+  if (!missing.empty()) {
+    // The handle stays open on purpose (see deviceRuntime()): closing a CUDA
+    // runtime is not something a library may do behind its user's back.
+    return unavailable(std::move(rt), fmt::format("{} lacks {}", rt.library, missing));
+  }
+  const CudaStatus status = rt.getDeviceCount(&rt.deviceCount);
+  if (status != 0) {
+    // No driver, a driver older than the runtime, or no device: all say so here.
+    const char* text = rt.getErrorString(status);
+    rt.deviceCount = 0;
+    return unavailable(std::move(rt),
+                       fmt::format("{}: cudaGetDeviceCount: {} (cuda error {})", rt.library,
+                                   text != nullptr ? text : "?", status));
+  }
+  if (rt.deviceCount == 0) return unavailable(std::move(rt), rt.library + ": no CUDA device");
+  rt.available = true;
+  return rt;
+}
+
+const DeviceRuntime& deviceRuntime() {
+  static const DeviceRuntime runtime =
+      loadDeviceRuntime(kDefaultSonames, std::size(kDefaultSonames));
+  return runtime;
+}
+
+}  // namespace loom::device
