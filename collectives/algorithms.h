@@ -20,6 +20,10 @@ RankPlan makePlan(const PlanRequest& req);
 /// the plan must have been made with req.rank = this rank's position.
 RankPlan placePlan(RankPlan plan, std::span<const int> order);
 
+/// The step-plan family a collective runs when nothing better is known:
+/// pairwise for all-to-all and send/recv, star for gather/scatter, ring else.
+Algorithm usualAlgorithm(Collective collective);
+
 /// Whether makePlan accepts (collective, algorithm).
 bool algorithmSupports(Algorithm algorithm, Collective collective);
 

@@ -65,6 +65,20 @@ bool algorithmSupports(Algorithm algorithm, Collective collective) {
   return false;
 }
 
+Algorithm usualAlgorithm(Collective collective) {
+  switch (collective) {
+    case Collective::AllToAll:
+    case Collective::Send:
+    case Collective::Recv:
+      return Algorithm::Pairwise;
+    case Collective::Gather:
+    case Collective::Scatter:
+      return Algorithm::Star;
+    default:
+      return Algorithm::Ring;
+  }
+}
+
 RankPlan makePlan(const PlanRequest& req) {
   validate(req);
   RankPlan plan;

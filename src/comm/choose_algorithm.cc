@@ -17,20 +17,6 @@ bool directSupports(Collective c) {
          c == Collective::ReduceScatter || c == Collective::Broadcast || c == Collective::Reduce;
 }
 
-Algorithm defaultAlgorithm(Collective c) {
-  switch (c) {
-    case Collective::AllToAll:
-    case Collective::Send:
-    case Collective::Recv:
-      return Algorithm::Pairwise;
-    case Collective::Gather:
-    case Collective::Scatter:
-      return Algorithm::Star;
-    default:
-      return Algorithm::Ring;
-  }
-}
-
 bool modelled(Collective c) {
   return c == Collective::AllReduce || c == Collective::AllGather || c == Collective::ReduceScatter;
 }
@@ -41,7 +27,7 @@ Algorithm ruleOfThumb(const Comm& comm, Collective c, size_t bytes) {
   if (c == Collective::AllReduce && comm.nranks > 2 && bytes <= comm.config.treeMaxBytes) {
     return Algorithm::Tree;
   }
-  return defaultAlgorithm(c);
+  return usualAlgorithm(c);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "collectives/algorithms.h"
 #include "core/error.h"
 
 namespace loom::tuner {
@@ -30,20 +31,6 @@ std::vector<int> channelCandidates(const TunerTopology& t, const Request& r, Alg
   std::vector<int> out;
   for (int c = 1; c <= t.maxChannels(); ++c) out.push_back(c);
   return out;
-}
-
-Algorithm usualFamily(Collective c) {
-  switch (c) {
-    case Collective::AllToAll:
-    case Collective::Send:
-    case Collective::Recv:
-      return Algorithm::Pairwise;
-    case Collective::Gather:
-    case Collective::Scatter:
-      return Algorithm::Star;
-    default:
-      return Algorithm::Ring;
-  }
 }
 
 void checkRequest(const Request& r) {
@@ -84,7 +71,7 @@ Choice choose(const TunerTopology& topology, const Request& request) {
   }
   if (best) return *best;
   const size_t chunk = request.overrides.chunkBytes.value_or(request.maxChunkBytes);
-  const Algorithm algorithm = forced.value_or(usualFamily(request.collective));
+  const Algorithm algorithm = forced.value_or(usualAlgorithm(request.collective));
   return {{algorithm, 1, chunk}, std::nan("")};
 }
 

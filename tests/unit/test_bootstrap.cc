@@ -11,17 +11,15 @@
 #include "bootstrap/rendezvous_protocol.h"
 #include "core/error.h"
 #include "core/socket.h"
+#include "tests/unit/bootstrap_fixture.h"
 
 namespace loom {
 namespace {
 
 using namespace std::chrono_literals;
 
-UniqueId loopbackServer() {
-  RendezvousOptions options;
-  options.bindHost = "127.0.0.1";
-  return startRendezvous(options);
-}
+using fixture::joinAll;
+using fixture::loopbackServer;
 
 std::string blobFor(int rank, int round) {
   // Distinct contents and sizes, including empty blobs and one large round.
@@ -200,18 +198,6 @@ TEST(Bootstrap, DisconnectedRankIsRemoteErrorOnTheOthers) {
     });
   }
   for (auto& t : threads) t.join();
-}
-
-// Joins `nranks` ranks concurrently and returns them, indexed by rank.
-std::vector<std::unique_ptr<Bootstrap>> joinAll(const UniqueId& id, int nranks) {
-  std::vector<std::unique_ptr<Bootstrap>> boots(nranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < nranks; ++r) {
-    threads.emplace_back(
-        [&, r] { boots[r] = Bootstrap::join(id, r, nranks, Deadline::after(5s)); });
-  }
-  for (auto& t : threads) t.join();
-  return boots;
 }
 
 // Calls checkPeers every millisecond until it throws or `limit` passes.

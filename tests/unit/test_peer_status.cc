@@ -8,22 +8,12 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/rendezvous_parser.h"
 #include "core/error.h"
+#include "tests/unit/bootstrap_fixture.h"
 
 namespace loom {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::vector<std::unique_ptr<Bootstrap>> joinRanks(const UniqueId& id, int nranks) {
-  std::vector<std::unique_ptr<Bootstrap>> boots(nranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < nranks; ++r) {
-    threads.emplace_back(
-        [&, r] { boots[r] = Bootstrap::join(id, r, nranks, Deadline::after(5s)); });
-  }
-  for (auto& t : threads) t.join();
-  return boots;
-}
 
 PeerStatus status(bool busy, uint32_t collective, uint64_t sequence, uint64_t count,
                   bool failed = false) {
@@ -34,15 +24,9 @@ PeerStatus status(bool busy, uint32_t collective, uint64_t sequence, uint64_t co
                     .count = count};
 }
 
-UniqueId loopbackRendezvous() {
-  RendezvousOptions options;
-  options.bindHost = "127.0.0.1";
-  return startRendezvous(options);
-}
-
 TEST(PeerStatus, ServerRelaysBusyIdleSilentAndGone) {
-  const UniqueId id = loopbackRendezvous();
-  auto boots = joinRanks(id, 5);
+  const UniqueId id = fixture::loopbackServer();
+  auto boots = fixture::joinAll(id, 5);
   ASSERT_TRUE(boots[1]->reportStatus(status(true, 2, 41, 1000003)));
   ASSERT_TRUE(boots[2]->reportStatus(status(true, 0, 7, 5)));
   ASSERT_TRUE(boots[2]->reportStatus(status(false, 0, 8, 5)));  // that call ended
@@ -96,8 +80,8 @@ TEST(PeerStatus, ServerRelaysBusyIdleSilentAndGone) {
 // A rank that times out asks for everyone's state even when a peer has died
 // meanwhile: the dead one shows as Gone, and the death stays the sticky error.
 TEST(PeerStatus, QueryAfterADeadRankShowsItGone) {
-  const UniqueId id = loopbackRendezvous();
-  auto boots = joinRanks(id, 3);
+  const UniqueId id = fixture::loopbackServer();
+  auto boots = fixture::joinAll(id, 3);
   ASSERT_TRUE(boots[2]->reportStatus(status(true, 0, 5, 9)));
   boots[1].reset();  // no leave(): as if its process died
   std::vector<PeerReport> reports;
