@@ -96,19 +96,30 @@ TEST_P(CompressedAllReduce, Int8WithinBoundAndIdenticalOnEveryRank) {
   options.transport = c.transport;
   options.nranks = c.nranks;
   const std::vector<size_t> counts = {1, 7, 255, 256, 257, 1000, 100003};
-  const auto results = runRanks(options, [&](int rank, int n, loomComm_t comm) {
+  // Inputs and exact sums for every count, computed once here (threads share
+  // them, forked ranks inherit them): generating them on every rank made this
+  // test the slowest under the sanitizers.
+  const int n = c.nranks;
+  std::vector<std::vector<std::vector<float>>> inputsFor;
+  std::vector<std::vector<double>> sumsFor;
+  for (size_t count : counts) {
+    auto& inputs = inputsFor.emplace_back(n, std::vector<float>(count));
+    auto& sums = sumsFor.emplace_back(count, 0.0);
+    for (int r = 0; r < n; ++r) {
+      for (size_t i = 0; i < count; ++i) {
+        inputs[r][i] = inputValue(r, i);
+        sums[i] += inputs[r][i];
+      }
+    }
+  }
+  const auto results = runRanks(options, [&](int rank, int, loomComm_t comm) {
     RankOutcome out;
     for (int algorithm : {loomCompressAlgoAuto, loomCompressAlgoRing}) {
-      for (size_t count : counts) {
+      for (size_t k = 0; k < counts.size(); ++k) {
+        const size_t count = counts[k];
+        const auto& inputs = inputsFor[k];
         for (loomRedOp_t op : {loomSum, loomAvg}) {
-          std::vector<std::vector<float>> inputs(n, std::vector<float>(count));
-          for (int r = 0; r < n; ++r) {
-            for (size_t i = 0; i < count; ++i) inputs[r][i] = inputValue(r, i);
-          }
-          std::vector<double> exact(count, 0.0);
-          for (int r = 0; r < n; ++r) {
-            for (size_t i = 0; i < count; ++i) exact[i] += inputs[r][i];
-          }
+          std::vector<double> exact = sumsFor[k];
           if (op == loomAvg) {
             for (double& x : exact) x /= n;
           }
