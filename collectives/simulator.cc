@@ -12,6 +12,7 @@
 #include <deque>
 #include <map>
 
+#include "collectives/executor/slice_cursor.h"
 #include "core/error.h"
 
 namespace loom {
@@ -54,31 +55,11 @@ struct LinkKey {
   auto operator<=>(const LinkKey&) const = default;
 };
 
-struct Cursor {
+struct Cursor : SliceCursor {
   int rank = 0;
   size_t job = 0;
   int stream = -1;  // -1: all streams of the job, merged
-  std::vector<const Step*> steps;
   std::vector<int> streamOf;
-  size_t sliceElements = 1;
-  size_t iterations = 0;
-  size_t iteration = 0;
-  size_t stepIndex = 0;
-
-  bool done() const { return iteration >= iterations; }
-  size_t first() const { return iteration * sliceElements; }
-  size_t sliceCount(const Step& s) const {
-    return first() >= s.count ? 0 : std::min(sliceElements, s.count - first());
-  }
-  void advance() {
-    if (++stepIndex == steps.size()) {
-      stepIndex = 0;
-      ++iteration;
-    }
-  }
-  void skipEmpty() {
-    while (!done() && sliceCount(*steps[stepIndex]) == 0) advance();
-  }
 };
 
 class Simulation {
@@ -151,16 +132,13 @@ class Simulation {
       c.job = job;
       c.stream = stream;
       c.sliceElements = options_.sliceElements;
-      size_t longest = 0;
       for (size_t s = 0; s < plan.streams.size(); ++s) {
         if (stream >= 0 && static_cast<size_t>(stream) != s) continue;
         for (const Step& step : plan.streams[s]) {
-          c.steps.push_back(&step);
+          c.add(step);
           c.streamOf.push_back(static_cast<int>(s));
-          longest = std::max(longest, step.count);
         }
       }
-      c.iterations = (longest + c.sliceElements - 1) / c.sliceElements;
       if (!c.steps.empty()) cursors_.push_back(std::move(c));
     };
     if (options_.streamOrder == SimStreamOrder::Merged) {

@@ -10,6 +10,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "collectives/executor/slice_cursor.h"
 #include "core/error.h"
 
 namespace loom {
@@ -27,31 +28,11 @@ struct Fifo {
   int waitingSender = -1;       // cursor parked until a message is received
 };
 
-struct Cursor {
+struct Cursor : SliceCursor {
   int rank = 0;
   int channel = 0;
   int stream = 0;  // FIFO namespace: 0 when streams are merged
-  std::vector<const Step*> steps;
-  size_t sliceElements = 1;
-  size_t iterations = 0;
-  size_t iteration = 0;
-  size_t stepIndex = 0;
   double clock = 0.0;
-
-  bool done() const { return iteration >= iterations; }
-  size_t sliceCount(const Step& s) const {
-    const size_t first = iteration * sliceElements;
-    return first >= s.count ? 0 : std::min(sliceElements, s.count - first);
-  }
-  void advance() {
-    if (++stepIndex == steps.size()) {
-      stepIndex = 0;
-      ++iteration;
-    }
-  }
-  void skipEmpty() {
-    while (!done() && sliceCount(*steps[stepIndex]) == 0) advance();
-  }
 };
 
 class Engine {
@@ -95,15 +76,10 @@ class Engine {
       c.channel = job.channel;
       c.stream = stream < 0 ? 0 : stream;
       c.sliceElements = std::max<size_t>(1, options_.sliceBytes / options_.elementBytes);
-      size_t longest = 0;
       for (size_t s = 0; s < job.plan.streams.size(); ++s) {
         if (stream >= 0 && static_cast<size_t>(stream) != s) continue;
-        for (const Step& step : job.plan.streams[s]) {
-          c.steps.push_back(&step);
-          longest = std::max(longest, step.count);
-        }
+        for (const Step& step : job.plan.streams[s]) c.add(step);
       }
-      c.iterations = (longest + c.sliceElements - 1) / c.sliceElements;
       if (!c.steps.empty()) cursors_.push_back(std::move(c));
     };
     if (options_.streamOrder == SimStreamOrder::Merged) {

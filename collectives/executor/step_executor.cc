@@ -3,33 +3,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "collectives/executor/slice_cursor.h"
 #include "core/error.h"
 
 namespace loom {
 
-struct StepExecutor::Cursor {
+// Steps of all streams, concatenated.
+struct StepExecutor::Cursor : SliceCursor {
   const PlanJob* job = nullptr;
-  std::vector<const Step*> steps;  // all streams, concatenated
-  size_t sliceElements = 1;
-  size_t iterations = 0;
-  size_t iteration = 0;
-  size_t stepIndex = 0;
-
-  bool done() const { return iteration >= iterations; }
-  size_t sliceCount(const Step& s) const {
-    const size_t first = iteration * sliceElements;
-    return first >= s.count ? 0 : std::min(sliceElements, s.count - first);
-  }
-  void advance() {
-    if (++stepIndex == steps.size()) {
-      stepIndex = 0;
-      ++iteration;
-    }
-  }
-  /// Skips steps with nothing to do in this iteration.
-  void skipEmpty() {
-    while (!done() && sliceCount(*steps[stepIndex]) == 0) advance();
-  }
 };
 
 StepExecutor::StepExecutor(std::span<Link* const> linksByPeer, size_t sliceBytes, Waiter& waiter)
@@ -180,14 +161,9 @@ void StepExecutor::run(std::span<const PlanJob> jobs) {
     Cursor& c = cursors[j];
     c.job = &jobs[j];
     c.sliceElements = std::max<size_t>(1, sliceBytes_ / jobs[j].elementSize);
-    size_t longest = 0;
     for (const auto& stream : jobs[j].plan->streams) {
-      for (const Step& s : stream) {
-        c.steps.push_back(&s);
-        longest = std::max(longest, s.count);
-      }
+      for (const Step& s : stream) c.add(s);
     }
-    c.iterations = (longest + c.sliceElements - 1) / c.sliceElements;
   }
 
   auto allDone = [&] {
