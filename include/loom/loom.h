@@ -119,6 +119,8 @@ loomResult_t loomErrorFeedbackDestroy(loomErrorFeedback_t feedback);
 
 /// Returns LOOM_VERSION_CODE of the library actually loaded.
 loomResult_t loomGetVersion(int* version);
+/// Bytes of one element of `type`; 0 when `type` is not a loomDataType_t.
+size_t loomTypeSize(loomDataType_t type);
 /// Short description of a result code; never NULL.
 const char* loomGetErrorString(loomResult_t result);
 /// Message of the last failed call on this thread (empty string if none).

@@ -63,12 +63,12 @@ void compare(size_t es, const char* got, size_t n, const Bits& bits, const Bad& 
 
 void Runner::fillReduction(const ReductionInputs& in, char* dst, uint64_t first, size_t n) const {
   const loomDataType_t t = in.type();
-  fill(typeSize(t), dst, n, [&](size_t i) { return encoded(t, in.value(rank_, first + i)); });
+  fill(loomTypeSize(t), dst, n, [&](size_t i) { return encoded(t, in.value(rank_, first + i)); });
 }
 
 void Runner::fillCopy(const Call& call, int src, char* dst, uint64_t first, size_t n) const {
   const uint64_t key = rankKey(call.seed, static_cast<uint64_t>(src));
-  fill(typeSize(call.type), dst, n, [&](size_t i) { return elementHash(key, first + i); });
+  fill(loomTypeSize(call.type), dst, n, [&](size_t i) { return elementHash(key, first + i); });
 }
 
 void Runner::note(const char* what, size_t index, double expected, double got) {
@@ -83,7 +83,7 @@ void Runner::note(const char* what, size_t index, double expected, double got) {
 void Runner::checkReduction(const ReductionInputs& in, const char* got, uint64_t first, size_t n,
                             const char* what) {
   const loomDataType_t t = in.type();
-  const size_t es = typeSize(t);
+  const size_t es = loomTypeSize(t);
   compare(
       es, got, n, [&](size_t i) { return encoded(t, in.expected(first + i)); },
       [&](size_t i, uint64_t want) {
@@ -94,7 +94,7 @@ void Runner::checkReduction(const ReductionInputs& in, const char* got, uint64_t
 void Runner::checkOwnInput(const ReductionInputs& in, const char* got, uint64_t first, size_t n,
                            const char* what) {
   const loomDataType_t t = in.type();
-  const size_t es = typeSize(t);
+  const size_t es = loomTypeSize(t);
   compare(
       es, got, n, [&](size_t i) { return encoded(t, in.value(rank_, first + i)); },
       [&](size_t i, uint64_t want) {
@@ -104,7 +104,7 @@ void Runner::checkOwnInput(const ReductionInputs& in, const char* got, uint64_t 
 
 void Runner::checkCopy(const Call& call, int src, const char* got, uint64_t first, size_t n,
                        const char* what) {
-  const size_t es = typeSize(call.type);
+  const size_t es = loomTypeSize(call.type);
   const uint64_t key = rankKey(call.seed, static_cast<uint64_t>(src));
   compare(
       es, got, n, [&](size_t i) { return elementHash(key, first + i); },

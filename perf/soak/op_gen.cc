@@ -33,7 +33,7 @@ Call drawCall(Rng& rng, Coll c, size_t maxBytes, uint64_t seed) {
   Call call{};
   call.type = static_cast<loomDataType_t>(rng.below(loomNumTypes));
   call.op = isReduction(c) ? static_cast<loomRedOp_t>(rng.below(loomNumOps)) : loomSum;
-  call.count = drawBytes(rng, maxBytes) / typeSize(call.type);
+  call.count = drawBytes(rng, maxBytes) / loomTypeSize(call.type);
   call.inPlace = hasInPlace(c) && rng.below(2) == 1;
   call.seed = seed;
   return call;
@@ -70,7 +70,7 @@ SoakOp drawOp(Rng& rng, uint64_t index, uint64_t seed, int nranks, size_t maxByt
 size_t opBytes(const SoakOp& op, int nranks) {
   size_t total = 0;
   for (const Call& call : op.calls) {
-    const size_t bytes = call.count * typeSize(call.type);
+    const size_t bytes = call.count * loomTypeSize(call.type);
     switch (op.coll) {
       case Coll::AllGather:
       case Coll::ReduceScatter:

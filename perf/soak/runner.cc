@@ -48,7 +48,7 @@ ReductionInputs Runner::inputsOf(const Call& call) const {
 
 Runner::Slot Runner::prepare(const SoakOp& op, size_t j) {
   const Call& call = op.calls[j];
-  const size_t es = typeSize(call.type);
+  const size_t es = loomTypeSize(call.type);
   const size_t c = call.count;
   const size_t n = static_cast<size_t>(nranks_);
   const size_t r = static_cast<size_t>(rank_);
@@ -192,7 +192,7 @@ void Runner::issue(const SoakOp& op, const std::vector<Slot>& slots) {
 
 void Runner::verify(const SoakOp& op, size_t j, const Slot& s) {
   const Call& call = op.calls[j];
-  const size_t es = typeSize(call.type);
+  const size_t es = loomTypeSize(call.type);
   const size_t c = call.count;
   const int root = op.root;
   const ReductionInputs in = inputsOf(call);

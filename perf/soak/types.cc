@@ -22,23 +22,6 @@ T load(const void* src) {
 
 }  // namespace
 
-size_t typeSize(loomDataType_t t) {
-  switch (t) {
-    case loomInt8:
-    case loomUint8:
-      return 1;
-    case loomFloat16:
-    case loomBfloat16:
-      return 2;
-    case loomInt32:
-    case loomUint32:
-    case loomFloat32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 const char* typeName(loomDataType_t t) {
   static const char* const kNames[] = {"int8",   "uint8", "int32", "uint32", "int64",
                                        "uint64", "fp16",  "fp32",  "fp64",   "bf16"};

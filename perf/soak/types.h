@@ -10,7 +10,6 @@
 
 namespace soak {
 
-size_t typeSize(loomDataType_t t);
 const char* typeName(loomDataType_t t);
 const char* opName(loomRedOp_t op);
 bool isFloat(loomDataType_t t);

@@ -148,6 +148,16 @@ loom::Operation makeOp(Collective c, const void* send, void* recv, size_t count,
 
 extern "C" {
 
+size_t loomTypeSize(loomDataType_t type) {
+  // Read as an int: a C caller may pass any int, and loading an out-of-range
+  // enum value is undefined in C++.
+  int value = 0;
+  static_assert(sizeof(value) == sizeof(type));
+  std::memcpy(&value, &type, sizeof(value));
+  if (value < 0 || value >= loomNumTypes) return 0;
+  return loom::dataTypeSize(static_cast<loom::DataType>(value));
+}
+
 loomResult_t loomGetVersion(int* version) {
   return guarded("loomGetVersion", [&] {
     requireOut(version, "version");

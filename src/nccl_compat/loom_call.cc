@@ -48,7 +48,7 @@ LoomCall prepareReduction(ncclComm_t comm, const ncclDataType_t& type, const ncc
   }
   int nranks = 1;
   if (input == Input::CountPerRank) check(loomCommCount(call.comm, &nranks));
-  const size_t elementBytes = typeSize(call.type);
+  const size_t elementBytes = loomTypeSize(call.type);
   if (count > SIZE_MAX / elementBytes / static_cast<size_t>(nranks)) {
     fail(ncclInvalidArgument, "count {} x {} ranks x {} bytes overflows size_t", count, nranks,
          elementBytes);

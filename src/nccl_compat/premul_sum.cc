@@ -24,7 +24,7 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTyp
     preMul.type = loom_nccl::toLoomType(datatype);
     switch (loom_nccl::enumValue(residence)) {
       case ncclScalarHostImmediate:
-        std::memcpy(preMul.value.data(), scalar, loom_nccl::typeSize(preMul.type));
+        std::memcpy(preMul.value.data(), scalar, loomTypeSize(preMul.type));
         break;
       case ncclScalarDevice:
         // NCCL reads it while the collective runs; the shim reads it when the

@@ -68,7 +68,7 @@ void scaleHalfWidth(std::byte* out, const std::byte* in, size_t count, const std
 std::unique_ptr<std::byte[]> scaledCopy(const void* input, size_t count, loomDataType_t type,
                                         const void* scalar) {
   if (count == 0) return nullptr;
-  auto out = std::make_unique_for_overwrite<std::byte[]>(count * typeSize(type));
+  auto out = std::make_unique_for_overwrite<std::byte[]>(count * loomTypeSize(type));
   const auto* in = static_cast<const std::byte*>(input);
   const auto* s = static_cast<const std::byte*>(scalar);
   switch (type) {

@@ -38,23 +38,6 @@ loomRedOp_t toLoomOp(const ncclRedOp_t& op) {
   return static_cast<loomRedOp_t>(value);
 }
 
-size_t typeSize(loomDataType_t type) {
-  switch (type) {
-    case loomInt8:
-    case loomUint8:
-      return 1;
-    case loomFloat16:
-    case loomBfloat16:
-      return 2;
-    case loomInt32:
-    case loomUint32:
-    case loomFloat32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 const char* typeName(loomDataType_t type) {
   static constexpr const char* kNames[] = {
       "ncclInt8",   "ncclUint8",   "ncclInt32",   "ncclUint32",  "ncclInt64",

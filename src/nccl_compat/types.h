@@ -28,9 +28,6 @@ int enumValue(const Enum& e) {
 /// Loom's op for a built-in `op` (ncclSum .. ncclAvg); throws ncclInvalidArgument otherwise.
 loomRedOp_t toLoomOp(const ncclRedOp_t& op);
 
-/// Bytes per element.
-size_t typeSize(loomDataType_t type);
-
 /// NCCL's name for `type`, for messages ("ncclFloat32").
 const char* typeName(loomDataType_t type);
 

@@ -308,3 +308,21 @@ TEST(Comm, DeadPeerIsRemoteError) {
 
 }  // namespace
 }  // namespace loomtest
+
+namespace loomtest {
+namespace {
+
+TEST(TypeSize, EveryTypeAndBadValues) {
+  const std::pair<loomDataType_t, size_t> expected[] = {
+      {loomInt8, 1},   {loomUint8, 1},   {loomInt32, 4},   {loomUint32, 4},  {loomInt64, 8},
+      {loomUint64, 8}, {loomFloat16, 2}, {loomFloat32, 4}, {loomFloat64, 8}, {loomBfloat16, 2}};
+  for (const auto& [type, bytes] : expected) EXPECT_EQ(loomTypeSize(type), bytes) << type;
+  loomDataType_t bad{};
+  for (int value : {-1, static_cast<int>(loomNumTypes), 1000}) {
+    std::memcpy(&bad, &value, sizeof(value));  // as a C caller could pass it
+    EXPECT_EQ(loomTypeSize(bad), 0u) << value;
+  }
+}
+
+}  // namespace
+}  // namespace loomtest
