@@ -39,6 +39,11 @@ std::span<const float> contributionF32(Comm& comm, const Operation& op, size_t t
   return {out, total};
 }
 
+EncodeSource encodeSource(Comm& comm, const Operation& op, size_t total) {
+  if (op.feedback == nullptr) return {op.send, op.type};
+  return {contributionF32(comm, op, total).data(), DataType::Float32};
+}
+
 void updateFeedback(Comm& comm, const Codec& codec, const Operation& op, const Layout& l,
                     std::span<const float> contribution, const uint8_t* encoded) {
   if (op.feedback == nullptr) return;

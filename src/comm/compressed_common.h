@@ -41,6 +41,21 @@ T* atLeast(std::vector<T>& v, size_t n) {
 /// comm scratch).
 std::span<const float> contributionF32(Comm& comm, const Operation& op, size_t total);
 
+/// What a rank encodes as its own contribution: its input as it is (the codecs
+/// read fp16/bf16 directly), or input + residual in fp32 with error feedback.
+struct EncodeSource {
+  const void* data = nullptr;
+  DataType type = DataType::Float32;
+  const void* at(size_t element) const {
+    return static_cast<const char*>(data) + element * dataTypeSize(type);
+  }
+  /// The fp32 contribution; only with error feedback (type Float32).
+  std::span<const float> asFloats(size_t total) const {
+    return {static_cast<const float*>(data), total};
+  }
+};
+EncodeSource encodeSource(Comm& comm, const Operation& op, size_t total);
+
 /// With op.feedback: residual = contribution - what `encoded` (this rank's own
 /// encoding of its contribution, chunk j at j * blockBytes) decodes to.
 void updateFeedback(Comm& comm, const Codec& codec, const Operation& op, const Layout& l,

@@ -15,12 +15,12 @@ void sparseAllGatherAllReduce(Comm& comm, const Codec& codec, const Operation& o
                               uint64_t counter) {
   auto& scratch = comm.compressionScratch;
   const size_t total = op.count;
-  const std::span<const float> contribution = contributionF32(comm, op, total);
+  const EncodeSource source = encodeSource(comm, op, total);
   const Layout whole{1, codec.encodedBytes(total), total};
   uint8_t* gathered = atLeast(scratch.gathered, whole.blockBytes * comm.nranks);
   uint8_t* mine = gathered + static_cast<size_t>(comm.rank) * whole.blockBytes;
-  codec.encode(contribution.data(), DataType::Float32, total, mine, whole.blockBytes, {0, counter});
-  updateFeedback(comm, codec, op, whole, contribution, mine);
+  codec.encode(source.data, source.type, total, mine, whole.blockBytes, {0, counter});
+  if (op.feedback != nullptr) updateFeedback(comm, codec, op, whole, source.asFloats(total), mine);
   runCollective(comm, byteOperation(Collective::AllGather, mine, gathered, whole.blockBytes));
   float* sum = atLeast(scratch.sum, total);
   std::fill(sum, sum + total, 0.0f);

@@ -13,14 +13,16 @@ namespace loom::compressed {
 std::span<float> twoShotReduceScatter(Comm& comm, const Codec& codec, const Operation& op,
                                       const Layout& l, uint64_t counter) {
   auto& scratch = comm.compressionScratch;
-  const std::span<const float> contribution = contributionF32(comm, op, l.total);
+  const EncodeSource source = encodeSource(comm, op, l.total);
   uint8_t* outgoing = atLeast(scratch.outgoing, l.blockBytes * l.chunks);
   for (int j = 0; j < comm.nranks; ++j) {
-    codec.encode(contribution.data() + l.offset(j), DataType::Float32, l.size(j),
+    codec.encode(source.at(l.offset(j)), source.type, l.size(j),
                  outgoing + static_cast<size_t>(j) * l.blockBytes, l.blockBytes,
                  {l.offset(j), counter});
   }
-  updateFeedback(comm, codec, op, l, contribution, outgoing);
+  if (op.feedback != nullptr) {
+    updateFeedback(comm, codec, op, l, source.asFloats(l.total), outgoing);
+  }
   uint8_t* incoming = atLeast(scratch.incoming, l.blockBytes * l.chunks);
   runCollective(comm, byteOperation(Collective::AllToAll, outgoing, incoming, l.blockBytes));
   const size_t n = l.size(comm.rank);
