@@ -426,7 +426,10 @@ TEST(BadInput, MalformedEnvironment) {
   for (const auto& [name, value] :
        std::vector<std::pair<std::string, std::string>>{{"LOOM_TRANSPORT", "carrier-pigeon"},
                                                         {"LOOM_TIMEOUT", "soon"},
-                                                        {"LOOM_ALGO", "magic"}}) {
+                                                        {"LOOM_ALGO", "magic"},
+                                                        {"LOOM_CHUNK_SIZE", "10"},
+                                                        {"LOOM_NCHANNELS", "0"},
+                                                        {"LOOM_NCHANNELS", "many"}}) {
     SCOPED_TRACE(name + "=" + value);
     ScopedEnv env({{name, value}});
     loomComm_t comms[2] = {nullptr, nullptr};

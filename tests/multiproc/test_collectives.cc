@@ -51,7 +51,8 @@ std::vector<std::pair<std::string, std::string>> variantEnv(Variant v) {
     case Variant::Default:
       return {};
     case Variant::Ring:
-      return {{"LOOM_ALGO", "ring"}};
+      // An odd chunk too, so executor slices follow LOOM_CHUNK_SIZE, not slots.
+      return {{"LOOM_ALGO", "ring"}, {"LOOM_CHUNK_SIZE", "3000"}};
     case Variant::Tree:
       return {{"LOOM_ALGO", "tree"}};
     case Variant::SmallSlots:
