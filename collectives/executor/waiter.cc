@@ -52,11 +52,19 @@ void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor)
   }
   // A dead peer is reported by the bootstrap within milliseconds; look once a
   // wait has idled for 1 ms and then every 20 ms, which keeps the syscall off
-  // the hot path.
+  // the hot path. A death is only fatal once this wait has made no progress for
+  // kDeadPeerGrace: a peer that finished its part before dying left its data in
+  // shared memory, and a live peer we wait on may still deliver, so the
+  // collective the victim completed can complete here too.
   if (policy_.checkPeers && now - idleSince_ > std::chrono::milliseconds(1) &&
-      now - lastPeerCheck_ > std::chrono::milliseconds(20)) {
-    lastPeerCheck_ = now;
-    policy_.checkPeers();
+      now >= nextPeerCheck_) {
+    nextPeerCheck_ = now + std::chrono::milliseconds(20);
+    try {
+      policy_.checkPeers();
+    } catch (const Error&) {
+      if (now - idleSince_ >= kDeadPeerGrace) throw;
+      nextPeerCheck_ = idleSince_ + kDeadPeerGrace;
+    }
   }
   if (now >= deadline_.at()) {
     std::string what = waitingFor();

@@ -44,6 +44,9 @@ struct OperationLabel {
   std::string toString() const;
 };
 
+/// How long a wait must have made no progress before a peer's death fails it.
+inline constexpr std::chrono::milliseconds kDeadPeerGrace{50};
+
 class Waiter {
  public:
   Waiter(const WaitPolicy& policy, const OperationLabel& label);
@@ -75,7 +78,7 @@ class Waiter {
   bool idleStarted_ = false;
   bool sleepNext_ = false;  // the next idle() sleeps, so snapshot() arms the doorbell
   bool armed_ = false;
-  std::chrono::steady_clock::time_point lastPeerCheck_;
+  std::chrono::steady_clock::time_point nextPeerCheck_;
   std::chrono::steady_clock::time_point idleSince_;
 };
 
