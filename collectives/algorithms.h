@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <vector>
 
 #include "collectives/plan.h"
 
@@ -31,6 +32,20 @@ bool algorithmSupports(Algorithm algorithm, Collective collective);
 /// at most one, larger ones first. Piece i is [chunkOffset(i), +chunkSize(i)).
 size_t chunkOffset(size_t count, int parts, int i);
 size_t chunkSize(size_t count, int parts, int i);
+
+/// Ranks grouped by host, each host's ranks in the order of its intra-host ring.
+using HostGroups = std::vector<std::vector<int>>;
+
+/// Whether hierarchicalAllReduce can run: at least 2 hosts, each with the
+/// same number (at least 2) of ranks.
+bool hierarchicalFits(const HostGroups& hosts);
+
+/// `rank`'s part of a hierarchical all-reduce of `count` elements (see
+/// Algorithm::Hierarchical) as three plans over ranks, to run one after the
+/// other with the same buffers: reduce-scatter inside the host, all-reduce of
+/// this rank's shard across hosts, all-gather inside the host. In-place safe.
+/// Throws InvalidArgument when !hierarchicalFits(hosts) or `rank` is in no group.
+std::vector<RankPlan> hierarchicalAllReduce(const HostGroups& hosts, int rank, size_t count);
 
 /// Double binary tree over nranks: for tree t in {0,1}, the parent of `rank`
 /// (-1 at the root) and up to two children (-1 when absent). Every rank is an

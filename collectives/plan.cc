@@ -42,6 +42,8 @@ std::string toString(Algorithm a) {
       return "Pairwise";
     case Algorithm::Star:
       return "Star";
+    case Algorithm::Hierarchical:
+      return "Hierarchical";
   }
   return fmt::format("Algorithm({})", static_cast<int>(a));
 }

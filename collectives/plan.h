@@ -36,6 +36,10 @@ enum class Algorithm : uint8_t {
   Direct,    // one-host shared arena (not a step plan; see collectives/executor/direct_*)
   Pairwise,  // all-to-all, send/recv
   Star,      // gather/scatter through the root
+  // All-reduce across hosts in three phases: ring reduce-scatter inside each
+  // host, ring all-reduce of each shard across hosts, ring all-gather inside
+  // each host (hierarchicalAllReduce; not one plan).
+  Hierarchical,
 };
 
 enum class BufferId : uint8_t { Input, Output, Scratch };

@@ -1,6 +1,7 @@
 // simulateCollective: lays out each rank's buffers the way the C API's
 // pointers do (including the in-place layouts), runs the plans, and reads the
 // outputs back.
+#include <algorithm>
 #include <cmath>
 
 #include "collectives/algorithms.h"
@@ -89,6 +90,31 @@ SimBuffers unalias(const SimBuffers& b) {
   return split;
 }
 
+// Hierarchical all-reduce runs as phases, one after the other; everything
+// else is one plan.
+std::vector<RankPlan> phasesOf(const SimCollective& call, const PlanRequest& req,
+                               const SimOptions& options) {
+  if (call.algorithm == Algorithm::Hierarchical && call.collective == Collective::AllReduce) {
+    return hierarchicalAllReduce(options.hosts, req.rank, req.count);
+  }
+  std::vector<RankPlan> one;
+  one.push_back(makePlan(req));
+  return one;
+}
+
+void accumulate(SimStats& total, const SimStats& phase) {
+  if (total.messagesSent.empty()) {
+    total = phase;
+    return;
+  }
+  for (size_t r = 0; r < phase.messagesSent.size(); ++r) {
+    total.messagesSent[r] += phase.messagesSent[r];
+    total.elementsSent[r] += phase.elementsSent[r];
+  }
+  total.maxSteps = std::max(total.maxSteps, phase.maxSteps);
+  total.rounds += phase.rounds;
+}
+
 }  // namespace
 
 SimResult simulateCollective(const SimCollective& call,
@@ -102,6 +128,7 @@ SimResult simulateCollective(const SimCollective& call,
     raise(ErrorCode::InvalidArgument, "{} inputs for {} ranks", inputs.size(), call.nranks);
   }
   std::vector<std::vector<SimJob>> jobs(inputs.size());
+  std::vector<std::vector<RankPlan>> phases(inputs.size());
   for (int r = 0; r < call.nranks; ++r) {
     PlanRequest req;
     req.collective = call.collective;
@@ -112,7 +139,7 @@ SimResult simulateCollective(const SimCollective& call,
     req.count = call.count;
     req.inPlace = call.inPlace;
     SimJob job;
-    job.plan = makePlan(req);
+    phases[r] = phasesOf(call, req, options);
     const size_t inputCount = inputElements(call.collective, call.count, call.nranks, r, call.root);
     const size_t outputCount =
         outputElements(call.collective, call.count, call.nranks, r, call.root);
@@ -129,7 +156,10 @@ SimResult simulateCollective(const SimCollective& call,
     jobs[r].push_back(std::move(job));
   }
   SimResult result;
-  result.stats = simulatePlans(jobs, options);
+  for (size_t phase = 0; phase < phases[0].size(); ++phase) {
+    for (size_t r = 0; r < jobs.size(); ++r) jobs[r][0].plan = std::move(phases[r][phase]);
+    accumulate(result.stats, simulatePlans(jobs, options));
+  }
   for (auto& rankJobs : jobs) {
     const SimBuffers& b = rankJobs[0].buffers;
     auto begin = b.memory.begin() + static_cast<ptrdiff_t>(b.outputOffset);

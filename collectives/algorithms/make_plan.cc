@@ -33,17 +33,15 @@ void validate(const PlanRequest& req) {
   }
 }
 
-// Families emit steps for every chunk, including empty ones when count is
-// small; both ends of a transfer drop the same empty steps because matched
-// steps have equal counts.
-void dropEmpty(RankPlan& plan) {
+}  // namespace
+
+// Families emit steps for every chunk, including empty ones when count is small.
+void detail::dropEmpty(RankPlan& plan) {
   for (auto& stream : plan.streams) {
     std::erase_if(stream, [](const Step& s) { return s.count == 0; });
   }
   std::erase_if(plan.streams, [](const std::vector<Step>& s) { return s.empty(); });
 }
-
-}  // namespace
 
 bool algorithmSupports(Algorithm algorithm, Collective collective) {
   switch (algorithm) {
@@ -61,6 +59,8 @@ bool algorithmSupports(Algorithm algorithm, Collective collective) {
       return collective == Collective::Gather || collective == Collective::Scatter;
     case Algorithm::Direct:
       return false;  // runs on a shared arena, not as steps
+    case Algorithm::Hierarchical:
+      return false;  // runs as phases (hierarchicalAllReduce), not as one plan
   }
   return false;
 }
@@ -96,9 +96,10 @@ RankPlan makePlan(const PlanRequest& req) {
       plan = detail::starPlan(req);
       break;
     case Algorithm::Direct:
+    case Algorithm::Hierarchical:
       break;  // rejected by validate
   }
-  dropEmpty(plan);
+  detail::dropEmpty(plan);
   return plan;
 }
 

@@ -6,9 +6,10 @@
 #include "collectives/algorithms/steps.h"
 
 namespace loom::detail {
-namespace {
 
 using namespace steps;
+
+namespace {
 
 struct Ring {
   int rank;
@@ -17,30 +18,17 @@ struct Ring {
   int prev() const { return wrap(rank - 1, nranks); }
 };
 
-// Reduce-scatter then all-gather over nranks chunks of `count`. In step s of
-// the reduce-scatter rank r handles chunk r-s-1, so the partial sum of chunk
-// c reaches rank c complete in step nranks-1; the all-gather then forwards
-// chunk r-k in its step k. Reading the input before the output is written at
-// the same positions (same slice, earlier step) makes the plan in-place safe.
+// Reduce-scatter then all-gather over nranks chunks of `count` (the two
+// halves below), the last reduce-scatter step and the first all-gather send
+// fused into one RecvReduceCopySend. Reading the input before the output is
+// written at the same positions (same slice, earlier step) makes the plan
+// in-place safe.
 std::vector<Step> allReduce(const PlanRequest& req, Ring ring) {
-  const int n = ring.nranks;
-  auto off = [&](int c) { return chunkOffset(req.count, n, c); };
-  auto size = [&](int c) { return chunkSize(req.count, n, c); };
-  std::vector<Step> s;
-  int c = wrap(ring.rank - 1, n);
-  s.push_back(send(ring.next(), in(off(c)), size(c)));
-  for (int k = 1; k < n - 1; ++k) {
-    c = wrap(ring.rank - k - 1, n);
-    s.push_back(recvReduceSend(ring.prev(), ring.next(), in(off(c)), size(c)));
-  }
-  c = ring.rank;
-  s.push_back(recvReduceCopySend(ring.prev(), ring.next(), in(off(c)), out(off(c)), size(c), true));
-  for (int k = 1; k < n - 1; ++k) {
-    c = wrap(ring.rank - k, n);
-    s.push_back(recvCopySend(ring.prev(), ring.next(), out(off(c)), size(c)));
-  }
-  c = wrap(ring.rank + 1, n);
-  s.push_back(recv(ring.prev(), out(off(c)), size(c)));
+  std::vector<Step> s = ringReduceScatterChunks(ring.rank, ring.nranks, req.count, true);
+  const std::vector<Step> gather = ringAllGatherChunks(ring.rank, ring.nranks, req.count);
+  s.back().kind = StepKind::RecvReduceCopySend;
+  s.back().sendPeer = gather.front().sendPeer;
+  s.insert(s.end(), gather.begin() + 1, gather.end());
   return s;
 }
 
@@ -110,6 +98,39 @@ std::vector<Step> reduce(const PlanRequest& req, Ring ring) {
 }
 
 }  // namespace
+
+// In step s rank r handles chunk r-s-1, so the partial sum of chunk c reaches
+// rank c complete in step nranks-1, straight into the output.
+std::vector<Step> ringReduceScatterChunks(int rank, int nranks, size_t count, bool finalize) {
+  const Ring ring{rank, nranks};
+  auto off = [&](int c) { return chunkOffset(count, nranks, c); };
+  auto size = [&](int c) { return chunkSize(count, nranks, c); };
+  std::vector<Step> s;
+  int c = wrap(rank - 1, nranks);
+  s.push_back(send(ring.next(), in(off(c)), size(c)));
+  for (int k = 1; k < nranks - 1; ++k) {
+    c = wrap(rank - k - 1, nranks);
+    s.push_back(recvReduceSend(ring.prev(), ring.next(), in(off(c)), size(c)));
+  }
+  s.push_back(recvReduce(ring.prev(), in(off(rank)), out(off(rank)), size(rank), finalize));
+  return s;
+}
+
+// Rank r forwards chunk r-k of the output in step k.
+std::vector<Step> ringAllGatherChunks(int rank, int nranks, size_t count) {
+  const Ring ring{rank, nranks};
+  auto off = [&](int c) { return chunkOffset(count, nranks, c); };
+  auto size = [&](int c) { return chunkSize(count, nranks, c); };
+  std::vector<Step> s;
+  s.push_back(send(ring.next(), out(off(rank)), size(rank)));
+  for (int k = 1; k < nranks - 1; ++k) {
+    const int c = wrap(rank - k, nranks);
+    s.push_back(recvCopySend(ring.prev(), ring.next(), out(off(c)), size(c)));
+  }
+  const int last = wrap(rank + 1, nranks);
+  s.push_back(recv(ring.prev(), out(off(last)), size(last)));
+  return s;
+}
 
 RankPlan ringPlan(const PlanRequest& req) {
   RankPlan plan;

@@ -35,9 +35,13 @@ Algorithm ruleOfThumb(const Comm& comm, Collective c, size_t bytes) {
 AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective c, size_t bytes) {
   AlgorithmChoice choice{Algorithm::Ring, comm.config.sliceBytes()};
   const bool directOk = comm.allLocal && directSupports(c);
+  const bool hierarchicalOk = c == Collective::AllReduce && hierarchicalFits(comm.hostGroups);
   if (comm.config.algorithm) {
     const Algorithm asked = *comm.config.algorithm;
-    if (asked == Algorithm::Direct ? directOk : algorithmSupports(asked, c)) {
+    const bool runs = asked == Algorithm::Direct         ? directOk
+                      : asked == Algorithm::Hierarchical ? hierarchicalOk
+                                                         : algorithmSupports(asked, c);
+    if (runs) {
       choice.algorithm = asked;
       return choice;
     }
@@ -57,7 +61,10 @@ AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective c, size_t bytes) {
   request.overrides.channels = 1;
   const tuner::Choice picked = tuner::choose(*comm.tuner, request);
   choice.algorithm = picked.candidate.algorithm;
-  if (choice.algorithm == Algorithm::Direct && !directOk) choice.algorithm = Algorithm::Ring;
+  if ((choice.algorithm == Algorithm::Direct && !directOk) ||
+      (choice.algorithm == Algorithm::Hierarchical && !hierarchicalOk)) {
+    choice.algorithm = Algorithm::Ring;
+  }
   if (picked.candidate.chunkBytes > 0) {
     choice.sliceBytes = std::min(choice.sliceBytes, picked.candidate.chunkBytes);
   }

@@ -8,12 +8,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/unique_id.h"
+#include "collectives/algorithms.h"
 #include "collectives/executor/waiter.h"
 #include "collectives/plan.h"
 #include "comm/config.h"
@@ -64,6 +66,9 @@ struct loomComm {
   /// Ring position p of all-reduce plans runs on rank ringOrder[p] (the
   /// topology search's ring, one crossing per host); empty: position = rank.
   std::vector<int> ringOrder;
+  /// Ranks grouped by host (hosts in order of their lowest rank, each host's
+  /// ranks ascending), for the hierarchical all-reduce.
+  loom::HostGroups hostGroups;
 
   std::atomic<bool> aborted{false};
   bool leaveCleanly = true;        // false after abort: peers should hear of it as a failure
@@ -87,6 +92,9 @@ struct loomComm {
 
   using PlanKey = std::tuple<int, int, size_t, int, bool>;
   std::map<PlanKey, std::shared_ptr<const loom::RankPlan>> planCache;
+  std::map<size_t, std::shared_ptr<const std::vector<loom::RankPlan>>> hierarchicalCache;
+  /// (collective, algorithm) pairs already logged at INFO.
+  std::set<std::pair<loom::Collective, loom::Algorithm>> announcedChoices;
 
   loomComm() = default;
   loomComm(const loomComm&) = delete;
@@ -97,6 +105,9 @@ struct loomComm {
 
   /// The plan for `req`, built once per (collective, algorithm, count, root, in-place).
   std::shared_ptr<const loom::RankPlan> plan(const loom::PlanRequest& req);
+  /// The phases of a hierarchical all-reduce of `count` elements over hostGroups, built once per
+  /// count.
+  std::shared_ptr<const std::vector<loom::RankPlan>> hierarchicalPlan(size_t count);
 };
 
 namespace loom {

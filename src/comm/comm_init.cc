@@ -102,6 +102,22 @@ void connectLinks(Comm& comm, Deadline deadline) {
   for (size_t r = 0; r < comm.links.size(); ++r) comm.linkPtrs[r] = comm.links[r].get();
 }
 
+/// Hosts in order of their lowest rank; every rank derives the same groups.
+HostGroups groupByHost(const std::vector<PeerInfo>& peers) {
+  HostGroups groups;
+  std::vector<std::string> hostIds;
+  for (int r = 0; r < static_cast<int>(peers.size()); ++r) {
+    const auto it = std::find(hostIds.begin(), hostIds.end(), peers[r].hostId);
+    if (it == hostIds.end()) {
+      hostIds.push_back(peers[r].hostId);
+      groups.push_back({r});
+    } else {
+      groups[static_cast<size_t>(it - hostIds.begin())].push_back(r);
+    }
+  }
+  return groups;
+}
+
 }  // namespace
 
 std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
@@ -120,6 +136,7 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   comm->tcpListener = std::make_unique<TcpListener>(std::string());
   comm->peers = exchangePeerInfo(*comm, deadline);
   connectLinks(*comm, deadline);
+  comm->hostGroups = groupByHost(comm->peers);
   WaitPolicy& wait = comm->waitPolicy;
   wait.doorbell = comm->shm ? &comm->shm->myDoorbell() : nullptr;
   wait.abortFlag = &comm->aborted;
@@ -189,6 +206,16 @@ loomComm::~loomComm() {
   } catch (const std::exception& e) {
     LOOM_INFO("rank {}: leaving the rendezvous failed: {}", rank, e.what());
   }
+}
+
+std::shared_ptr<const std::vector<loom::RankPlan>> loomComm::hierarchicalPlan(size_t count) {
+  auto it = hierarchicalCache.find(count);
+  if (it != hierarchicalCache.end()) return it->second;
+  if (hierarchicalCache.size() > 1024) hierarchicalCache.clear();
+  auto made = std::make_shared<const std::vector<loom::RankPlan>>(
+      loom::hierarchicalAllReduce(hostGroups, rank, count));
+  hierarchicalCache.emplace(count, made);
+  return made;
 }
 
 std::shared_ptr<const loom::RankPlan> loomComm::plan(const loom::PlanRequest& req) {

@@ -14,7 +14,9 @@ std::optional<Algorithm> parseAlgorithm() {
   if (*text == "ring") return Algorithm::Ring;
   if (*text == "tree") return Algorithm::Tree;
   if (*text == "direct") return Algorithm::Direct;
-  raise(ErrorCode::InvalidArgument, "LOOM_ALGO='{}' is not one of ring, tree, direct", *text);
+  if (*text == "hierarchical") return Algorithm::Hierarchical;
+  raise(ErrorCode::InvalidArgument, "LOOM_ALGO='{}' is not one of ring, tree, direct, hierarchical",
+        *text);
 }
 
 TransportChoice parseTransport() {

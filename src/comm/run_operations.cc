@@ -85,6 +85,23 @@ void runDirect(Comm& comm, const Operation& op, Waiter& waiter) {
   }
 }
 
+// Phases run one after the other with the same buffers. Each phase's
+// messages on a link are all received within that phase, so phases never mix
+// on a FIFO.
+void runHierarchical(Comm& comm, const Operation& op, size_t sliceBytes, Waiter& waiter) {
+  const auto phases = comm.hierarchicalPlan(op.count);
+  StepExecutor executor(comm.linkPtrs, sliceBytes, waiter);
+  const CountSent<StepExecutor> count{comm, executor};
+  for (const RankPlan& phase : *phases) {
+    PlanJob job;
+    job.plan = &phase;
+    job.buffers = {static_cast<const char*>(op.send), static_cast<char*>(op.recv), nullptr};
+    job.reduce = reduceContext(comm, op);
+    job.elementSize = dataTypeSize(op.type);
+    executor.run({&job, 1});
+  }
+}
+
 }  // namespace
 
 void runCollective(Comm& comm, const Operation& op) {
@@ -96,6 +113,11 @@ void runCollective(Comm& comm, const Operation& op) {
   const uint64_t sequence = comm.collectiveCount++;
   const AlgorithmChoice choice = chooseAlgorithm(comm, op.collective, messageBytes(comm, op));
   const Algorithm algorithm = choice.algorithm;
+  if (logLevel() >= LogLevel::Info &&
+      comm.announcedChoices.insert({op.collective, algorithm}).second) {
+    LOOM_INFO("rank {}: {} of {} B runs {} (first call with this algorithm)", comm.rank,
+              toString(op.collective), messageBytes(comm, op), toString(algorithm));
+  }
   OperationLabel label;
   label.collective = op.collective;
   label.algorithm = algorithm;
@@ -105,6 +127,10 @@ void runCollective(Comm& comm, const Operation& op) {
   Waiter waiter(comm.waitPolicy, label);
   if (algorithm == Algorithm::Direct) {
     runDirect(comm, op, waiter);
+    return;
+  }
+  if (algorithm == Algorithm::Hierarchical) {
+    runHierarchical(comm, op, choice.sliceBytes, waiter);
     return;
   }
   PlanRequest req;

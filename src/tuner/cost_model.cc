@@ -84,28 +84,58 @@ double linkBound(const std::vector<LinkCost>& hops, const std::vector<double>& h
   return worst;
 }
 
-double ringTime(const TunerTopology& t, Collective collective, size_t count, const Candidate& c) {
-  const int n = t.nranks;
+// One ring of `part` elements: an all-reduce walks 2(n-1) hops per slice
+// with steps of chunkSize(part, n, 0); all-gather and reduce-scatter walk
+// n-1 hops with steps of `part` (the per-rank block).
+double oneRingTime(const std::vector<LinkCost>& hops, size_t part, bool allReduce, size_t slice,
+                   size_t slots) {
+  const size_t n = hops.size();
   if (n < 2) return 0;
+  const size_t hopsPerSlice = (allReduce ? 2 : 1) * (n - 1);
+  const size_t step = allReduce ? chunkSize(part, static_cast<int>(n), 0) : part;
+  if (step == 0) return 0;
+  const size_t slices = ceilDiv(step, slice);
+  // The average slice: exact when step divides evenly, close otherwise.
+  const size_t average = ceilDiv(step, slices);
+  const std::vector<double> h = hopTimes(hops, average);
+  const size_t messages = hopsPerSlice * slices;
+  const bool sparse = allReduce && part < n;
+  const double walk = sparse ? sparseWalk(h, part, hopsPerSlice) : ringWalk(h, messages);
+  return std::max(walk, linkBound(hops, h, average, messages, slots));
+}
+
+double ringTime(const TunerTopology& t, Collective collective, size_t count, const Candidate& c) {
+  if (t.nranks < 2) return 0;
   const auto& set = t.ringSets[c.channels - 1];
   const size_t slice = c.chunkBytes / kModelElementBytes;
-  const bool allReduce = collective == Collective::AllReduce;
-  const size_t hopsPerSlice = (allReduce ? 2 : 1) * static_cast<size_t>(n - 1);
   double worst = 0;
   for (int k = 0; k < c.channels; ++k) {
-    const size_t part = chunkSize(count, c.channels, k);
-    const size_t step = allReduce ? chunkSize(part, n, 0) : part;
-    if (step == 0) continue;
-    const size_t slices = ceilDiv(step, slice);
-    // The average slice: exact when step divides evenly, close otherwise.
-    const size_t average = ceilDiv(step, slices);
-    const std::vector<double> h = hopTimes(set[k].hops, average);
-    const size_t messages = hopsPerSlice * slices;
-    const bool sparse = allReduce && part < static_cast<size_t>(n);
-    const double walk = sparse ? sparseWalk(h, part, hopsPerSlice) : ringWalk(h, messages);
-    worst = std::max({worst, walk, linkBound(set[k].hops, h, average, messages, t.linkSlots)});
+    worst = std::max(worst, oneRingTime(set[k].hops, chunkSize(count, c.channels, k),
+                                        collective == Collective::AllReduce, slice, t.linkSlots));
   }
   return worst;
+}
+
+// ----------------------------------------------------------- hierarchical
+
+// Three phases, each waiting for the last: a reduce-scatter of L shards in
+// every host, the all-reduce of each shard across hosts (all L rings at once,
+// their hops already priced sharing the network), the all-gather in every host.
+double hierarchicalTime(const TunerTopology& t, size_t count, const Candidate& c) {
+  const Hierarchy& h = *t.hierarchy;
+  const size_t slice = c.chunkBytes / kModelElementBytes;
+  const int perHost = static_cast<int>(h.hosts.front().size());
+  double local = 0;
+  for (const RingChannel& ring : h.local) {
+    local = std::max(
+        local, oneRingTime(ring.hops, chunkSize(count, perHost, 0), false, slice, t.linkSlots));
+  }
+  double across = 0;
+  for (size_t p = 0; p < h.across.size(); ++p) {
+    const size_t shard = chunkSize(count, perHost, static_cast<int>(p));
+    across = std::max(across, oneRingTime(h.across[p].hops, shard, true, slice, t.linkSlots));
+  }
+  return 2 * local + across;
 }
 
 // ------------------------------------------------------------------- tree
@@ -232,6 +262,8 @@ bool modelled(const TunerTopology& topology, Collective collective, Algorithm al
       return collective == Collective::AllReduce;
     case Algorithm::Direct:
       return collective == Collective::AllReduce && topology.oneHost();
+    case Algorithm::Hierarchical:
+      return collective == Collective::AllReduce && topology.hierarchy.has_value();
     default:
       return false;
   }
@@ -256,6 +288,8 @@ double predictMicroseconds(const TunerTopology& topology, Collective collective,
       return ringTime(topology, collective, count, candidate);
     case Algorithm::Tree:
       return treeTime(topology, count, candidate);
+    case Algorithm::Hierarchical:
+      return hierarchicalTime(topology, count, candidate);
     default:
       return directTime(topology, count, candidate);
   }

@@ -1,5 +1,8 @@
 #include "tuner/plan_timing.h"
 
+#include <map>
+#include <utility>
+
 #include "collectives/algorithms.h"
 #include "core/error.h"
 
@@ -68,6 +71,33 @@ Jobs directJobs(const TunerTopology& t, size_t count) {
   return jobs;
 }
 
+// Three simulations, one per phase: a phase starts when the last ended.
+TimedResult hierarchicalTime(const TunerTopology& t, size_t count, const TimedSimOptions& options) {
+  const Hierarchy& h = *t.hierarchy;
+  // Every message of the phases travels along one of the hierarchy's rings.
+  std::map<std::pair<int, int>, LinkCost> hops;
+  for (const auto* rings : {&h.local, &h.across}) {
+    for (const RingChannel& ring : *rings) {
+      for (size_t p = 0; p < ring.order.size(); ++p) {
+        hops[{ring.order[p], ring.order[(p + 1) % ring.order.size()]}] = ring.hops[p];
+      }
+    }
+  }
+  const LinkCostFn costs = [&](int, int from, int to) { return hops.at({from, to}); };
+  std::vector<std::vector<RankPlan>> phases;
+  for (int r = 0; r < t.nranks; ++r) phases.push_back(hierarchicalAllReduce(h.hosts, r, count));
+  TimedResult total;
+  for (size_t phase = 0; phase < phases.front().size(); ++phase) {
+    Jobs jobs(t.nranks);
+    for (int r = 0; r < t.nranks; ++r) jobs[r].push_back({phases[r][phase], 0});
+    const TimedResult part = simulateTime(jobs, costs, options);
+    total.microseconds += part.microseconds;
+    total.messages += part.messages;
+    total.events += part.events;
+  }
+  return total;
+}
+
 // Ring channel k's hops cost what the ring search says they get with the
 // other channels running; any other pair costs its path alone.
 LinkCostFn costsFor(const TunerTopology& t, const Candidate& c) {
@@ -111,6 +141,13 @@ TimedResult simulateCandidate(const TunerTopology& topology, Collective collecti
   // The model validates the candidate; its answer is not used.
   (void)predictMicroseconds(topology, collective, 0, candidate);
   const size_t count = bytes / kModelElementBytes;
+  TimedSimOptions options;
+  options.elementBytes = kModelElementBytes;
+  options.sliceBytes = candidate.chunkBytes;
+  options.fifoDepth = topology.linkSlots;
+  if (candidate.algorithm == Algorithm::Hierarchical) {
+    return hierarchicalTime(topology, count, options);
+  }
   Jobs jobs;
   switch (candidate.algorithm) {
     case Algorithm::Ring:
@@ -123,10 +160,6 @@ TimedResult simulateCandidate(const TunerTopology& topology, Collective collecti
       jobs = directJobs(topology, count);
       break;
   }
-  TimedSimOptions options;
-  options.elementBytes = kModelElementBytes;
-  options.sliceBytes = candidate.chunkBytes;
-  options.fifoDepth = topology.linkSlots;
   return simulateTime(jobs, costsFor(topology, candidate), options);
 }
 

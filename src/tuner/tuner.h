@@ -38,7 +38,7 @@ struct Choice {
 
 /// Every candidate the model covers for this request, each with its best
 /// chunk (or the overridden one), in a fixed order: direct, tree, ring with
-/// 1..maxChannels channels (or the overridden count). Empty when the
+/// 1..maxChannels channels (or the overridden count), hierarchical. Empty when the
 /// collective is outside the model.
 std::vector<Choice> modelledCandidates(const TunerTopology& topology, const Request& request);
 

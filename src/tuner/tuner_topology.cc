@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "collectives/algorithms.h"
 #include "core/error.h"
 
 namespace loom::tuner {
@@ -38,6 +39,39 @@ void requireRings(const std::vector<topo::Ring>& rings) {
   if (rings.empty()) raise(ErrorCode::InvalidArgument, "the tuner needs at least one ring");
 }
 
+// Rings that run at once, each hop with the bandwidth it gets while they all do.
+std::vector<RingChannel> ringsRunningTogether(const topo::RankGraph& graph,
+                                              const std::vector<std::vector<int>>& orders) {
+  const auto shared = topo::sharedHopBandwidths(graph, orders);
+  std::vector<RingChannel> out;
+  for (size_t k = 0; k < orders.size(); ++k) {
+    RingChannel channel{orders[k], {}};
+    for (size_t p = 0; p < orders[k].size() && orders[k].size() > 1; ++p) {
+      const int next = orders[k][(p + 1) % orders[k].size()];
+      channel.hops.push_back({graph.hop(orders[k][p], next).latency, shared[k][p]});
+    }
+    out.push_back(std::move(channel));
+  }
+  return out;
+}
+
+// Each host's ranks in the order `ring` visits them, so the local rings use
+// the links the ring search chose.
+std::optional<Hierarchy> hierarchyOf(const topo::RankGraph& graph, const std::vector<int>& ring) {
+  HostGroups hosts(static_cast<size_t>(graph.hostCount()));
+  for (int r : ring) hosts[static_cast<size_t>(graph.hostOf(r))].push_back(r);
+  if (!hierarchicalFits(hosts)) return std::nullopt;
+  std::vector<std::vector<int>> across(hosts.front().size());
+  for (const auto& host : hosts) {
+    for (size_t p = 0; p < host.size(); ++p) across[p].push_back(host[p]);
+  }
+  Hierarchy h;
+  h.local = ringsRunningTogether(graph, hosts);
+  h.across = ringsRunningTogether(graph, across);
+  h.hosts = std::move(hosts);
+  return h;
+}
+
 }  // namespace
 
 TunerTopology describeTopology(const topo::RankGraph& graph, const std::vector<topo::Ring>& rings) {
@@ -50,19 +84,10 @@ TunerTopology describeTopology(const topo::RankGraph& graph, const std::vector<t
   auto matrix = matrixOf(graph, all, all);
   t.pair = [matrix](int from, int to) { return matrix->at(from, to); };
   for (size_t c = 1; c <= rings.size(); ++c) {
-    const auto orders = ordersOf(rings, c);
-    const auto shared = topo::sharedHopBandwidths(graph, orders);
-    auto& set = t.ringSets.emplace_back();
-    for (size_t k = 0; k < c; ++k) {
-      RingChannel channel{orders[k], {}};
-      for (size_t p = 0; p < orders[k].size() && orders[k].size() > 1; ++p) {
-        const int next = orders[k][(p + 1) % orders[k].size()];
-        channel.hops.push_back({graph.hop(orders[k][p], next).latency, shared[k][p]});
-      }
-      set.push_back(std::move(channel));
-    }
+    t.ringSets.push_back(ringsRunningTogether(graph, ordersOf(rings, c)));
   }
   t.treeOrder = rings.front().order;
+  t.hierarchy = hierarchyOf(graph, t.treeOrder);
   return t;
 }
 
@@ -114,6 +139,26 @@ TunerTopology replicateHosts(const topo::RankGraph& graph, const std::vector<top
     }
   }
   t.treeOrder = t.ringSets.front().front().order;
+  // Host 0's local ring on every host; each cross-host ring's hops cost what
+  // its crossing from host 0 to host 1 costs with all of them running.
+  const auto base = hierarchyOf(graph, rings.front().order);
+  if (base && hosts >= 2) {
+    Hierarchy& h = t.hierarchy.emplace();
+    for (int k = 0; k < hosts; ++k) {
+      RingChannel ring = base->local.front();
+      for (int& r : ring.order) r = k * perHost + localIndex[r];
+      h.hosts.push_back(ring.order);
+      h.local.push_back(std::move(ring));
+    }
+    for (size_t p = 0; p < base->across.size(); ++p) {
+      RingChannel ring;
+      for (int k = 0; k < hosts; ++k) {
+        ring.order.push_back(h.hosts[static_cast<size_t>(k)][p]);
+        ring.hops.push_back(base->across[p].hops.front());
+      }
+      h.across.push_back(std::move(ring));
+    }
+  }
   return t;
 }
 

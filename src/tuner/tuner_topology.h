@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "collectives/timed_simulator.h"
@@ -17,6 +18,15 @@ namespace loom::tuner {
 struct RingChannel {
   std::vector<int> order;      ///< ranks; order[p] sends to order[p + 1]
   std::vector<LinkCost> hops;  ///< hops[p]: order[p] -> order[p + 1], sharing links with the set
+};
+
+/// The rings of the hierarchical all-reduce (Algorithm::Hierarchical).
+struct Hierarchy {
+  std::vector<std::vector<int>> hosts;  ///< each host's ranks, in the first ring's order
+  std::vector<RingChannel> local;       ///< local[h]: the ring over hosts[h]
+  /// across[p]: the ring over position p of every host; all of them run at
+  /// once, so their hops share the hosts' network links.
+  std::vector<RingChannel> across;
 };
 
 struct TunerTopology {
@@ -33,6 +43,9 @@ struct TunerTopology {
   /// Messages a link holds before its sender must wait (the transports'
   /// slots per peer, LOOM_SHM_SLOTS / LOOM_TCP_SLOTS).
   size_t linkSlots = 4;
+  /// Set when the ranks sit on two or more hosts with the same number (at
+  /// least two) on each: what the hierarchical all-reduce runs on.
+  std::optional<Hierarchy> hierarchy;
 
   bool oneHost() const { return hosts == 1; }
   int maxChannels() const { return static_cast<int>(ringSets.size()); }

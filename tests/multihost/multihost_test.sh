@@ -30,6 +30,7 @@ trap cleanup EXIT
 port=$((21000 + $$ % 20000))
 
 # run <label> <host index of rank 0> <host index of rank 1> ... -- loom_perf args
+# (RUN_ENV: extra VAR=value words for every rank)
 run() {
   local label=$1
   shift
@@ -40,7 +41,8 @@ run() {
   port=$((port + 1))
   for ((r = 0; r < n; r++)); do
     local h=${hosts[$r]}
-    ip netns exec "${NETNS_HOSTS[$h]}" env LOOM_COMM_ID="${NETNS_ADDRS[${hosts[0]}]}:$port" \
+    # shellcheck disable=SC2086
+    ip netns exec "${NETNS_HOSTS[$h]}" env ${RUN_ENV:-} LOOM_COMM_ID="${NETNS_ADDRS[${hosts[0]}]}:$port" \
       LOOM_SECRET="multihost$$" LOOM_WORLD_SIZE=$n LOOM_RANK=$r LOOM_TIMEOUT=60 \
       LOOM_SOCKET_IFNAME="${NETNS_IFS[$h]}" LOOM_DEBUG=INFO \
       timeout -s KILL 120 "$perf" "$@" > "$work/$label.$r" 2>&1 &
@@ -62,6 +64,16 @@ for coll in ${MULTIHOST_COLLS:-allreduce allgather reducescatter broadcast reduc
   run "2x2-$coll" 0 1 0 1 -- "$coll" -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 || failed=1
   run "4x1-$coll" 0 1 2 3 -- "$coll" -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 || failed=1
 done
+# The hierarchical all-reduce, forced: every dtype and op on 2 hosts x 2
+# interleaved ranks, and 2 hosts x 3 ranks (odd shards).
+RUN_ENV=LOOM_ALGO=hierarchical run "2x2-hierarchical" 0 1 0 1 -- \
+  allreduce -b 4 -e 1M -f 64 -c 1 -n 1 -w 0 -d all -o all || failed=1
+RUN_ENV=LOOM_ALGO=hierarchical run "2x3-hierarchical" 0 1 0 1 0 1 -- \
+  allreduce -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 || failed=1
+if ! grep -q "Hierarchical" "$work/2x2-hierarchical.0"; then
+  echo "FAIL: LOOM_ALGO=hierarchical did not run the hierarchical algorithm (no log line)"
+  failed=1
+fi
 # A compressed all-reduce across hosts (lossy: no value check, must complete).
 run "2x2-int8" 0 1 0 1 -- allreduce -b 1K -e 1M -f 32 -c 0 -n 2 -w 1 --compress int8 || failed=1
 

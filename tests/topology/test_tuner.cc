@@ -107,11 +107,35 @@ TEST(Tuner, DirectOnOneHostForSmallMessagesTreeAcrossHosts) {
   const TunerTopology one = tunerTopologyFor(topo::testing::dgx1CubeMesh(),
                                              topo::defaultRankNodes(topo::testing::dgx1CubeMesh()));
   EXPECT_EQ(choose(one, sized(Collective::AllReduce, 64)).candidate.algorithm, Algorithm::Direct);
-  const auto cluster = topo::testing::smallCluster(8, 2);
+  EXPECT_FALSE(one.hierarchy.has_value());  // one host: nothing to be hierarchical about
+  // One rank per host: no hierarchy either, so tree for latency, ring for bandwidth.
+  const auto cluster = topo::testing::smallCluster(16, 1);
   const TunerTopology many = tunerTopologyFor(cluster, topo::defaultRankNodes(cluster));
+  EXPECT_FALSE(many.hierarchy.has_value());
   EXPECT_EQ(choose(many, sized(Collective::AllReduce, 64)).candidate.algorithm, Algorithm::Tree);
   EXPECT_EQ(choose(many, sized(Collective::AllReduce, size_t{1} << 30)).candidate.algorithm,
             Algorithm::Ring);
+}
+
+// Where the network is the bottleneck, the hierarchical all-reduce sends each
+// byte across once per host instead of once per rank: 2 hosts x 4 ranks on
+// 1 GB/s NICs pick it for large messages, and its predicted time beats the
+// best flat ring by more than the bytes it saves on the crossing (7/4 vs 1 S).
+TEST(Tuner, HierarchicalWhereTheNetworkIsTheBottleneck) {
+  const auto cluster = topo::testing::smallCluster(2, 4, 1.0);
+  const TunerTopology t = tunerTopologyFor(cluster, topo::defaultRankNodes(cluster));
+  ASSERT_TRUE(t.hierarchy.has_value());
+  EXPECT_EQ(t.hierarchy->hosts.size(), 2u);
+  EXPECT_EQ(t.hierarchy->across.size(), 4u);
+  Request req = sized(Collective::AllReduce, size_t{64} << 20);
+  const Choice pick = choose(t, req);
+  EXPECT_EQ(pick.candidate.algorithm, Algorithm::Hierarchical);
+  req.overrides.algorithm = Algorithm::Ring;
+  const double ring = choose(t, req).microseconds;
+  EXPECT_LT(pick.microseconds * 1.5, ring)
+      << "hierarchical " << pick.microseconds << " us, ring " << ring << " us";
+  // Not offered for other collectives or when hosts hold different rank counts.
+  EXPECT_FALSE(modelled(t, Collective::AllGather, Algorithm::Hierarchical));
 }
 
 TEST(Tuner, OverridesWin) {

@@ -472,3 +472,119 @@ TEST(Simulator, PlacedAllReduceMatchesTheSum) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+// How ranks sit on hosts in the hierarchical tests.
+enum class Seating { Contiguous, Interleaved, Shuffled };
+
+HostGroups seat(int hosts, int perHost, Seating how, std::mt19937& rng) {
+  std::vector<int> ranks(static_cast<size_t>(hosts * perHost));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  if (how == Seating::Shuffled) std::shuffle(ranks.begin(), ranks.end(), rng);
+  HostGroups groups(static_cast<size_t>(hosts));
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const size_t h = how == Seating::Interleaved ? i % static_cast<size_t>(hosts)
+                                                 : i / static_cast<size_t>(perHost);
+    groups[h].push_back(ranks[i]);
+  }
+  return groups;
+}
+
+// Every layout of 2..4 hosts x 2..4 ranks, counts that leave shards (and
+// shards of shards) empty or uneven, slices of 1 and 7 elements and one
+// larger than a step, in place (aliased and split) and not, every reduce op.
+TEST(HierarchicalSim, MatchesReferenceAcrossLayouts) {
+  std::mt19937 rng(11);
+  for (int hosts : {2, 3, 4}) {
+    for (int perHost : {2, 3, 4}) {
+      const int n = hosts * perHost;
+      for (Seating how : {Seating::Contiguous, Seating::Interleaved, Seating::Shuffled}) {
+        const HostGroups groups = seat(hosts, perHost, how, rng);
+        for (size_t count :
+             {size_t{0}, size_t{1}, size_t(perHost - 1), size_t(n - 1), size_t(n), size_t{97}}) {
+          for (int mode = 0; mode < 3; ++mode) {
+            for (size_t slice : {size_t{1}, size_t{7}, size_t{1} << 16}) {
+              SimCollective call{
+                  Collective::AllReduce, Algorithm::Hierarchical, n, count, 0, mode > 0};
+              SimOptions options;
+              options.hosts = groups;
+              options.sliceElements = slice;
+              options.aliasInPlace = mode == 1;
+              if (!runAndCheck(call, options)) return;
+            }
+          }
+          for (ReduceOp op : {ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
+            SimCollective call{Collective::AllReduce, Algorithm::Hierarchical, n, count, 0, false};
+            SimOptions options;
+            options.hosts = groups;
+            options.op = op;
+            options.sliceElements = 7;
+            if (!runAndCheck(call, options, mixedValue)) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(HierarchicalSim, LargeCount) {
+  std::mt19937 rng(12);
+  for (bool inPlace : {false, true}) {
+    SimCollective call{Collective::AllReduce, Algorithm::Hierarchical, 6, 1000003, 0, inPlace};
+    SimOptions options;
+    options.hosts = seat(3, 2, Seating::Interleaved, rng);
+    options.sliceElements = size_t{1} << 16;
+    if (!runAndCheck(call, options)) return;
+  }
+}
+
+// What crosses hosts: each host sends 2(H-1)/H of the message in total, the
+// ring placed with one crossing per host sends 2(n-1)/n of it over each crossing.
+TEST(HierarchicalSim, EachHostSendsItsShareOnce) {
+  std::mt19937 rng(13);
+  for (int hosts : {2, 4}) {
+    for (int perHost : {2, 4}) {
+      const HostGroups groups = seat(hosts, perHost, Seating::Shuffled, rng);
+      std::vector<int> hostOf(static_cast<size_t>(hosts * perHost));
+      for (int h = 0; h < hosts; ++h) {
+        for (int r : groups[static_cast<size_t>(h)]) hostOf[static_cast<size_t>(r)] = h;
+      }
+      const size_t count = size_t{48} * 1000;  // divisible by every host x rank count here
+      std::vector<size_t> crossing(static_cast<size_t>(hosts), 0);
+      for (int r = 0; r < hosts * perHost; ++r) {
+        for (const RankPlan& phase : hierarchicalAllReduce(groups, r, count)) {
+          for (const auto& stream : phase.streams) {
+            for (const Step& s : stream) {
+              if (s.sendPeer >= 0 &&
+                  hostOf[static_cast<size_t>(s.sendPeer)] != hostOf[static_cast<size_t>(r)]) {
+                crossing[static_cast<size_t>(hostOf[static_cast<size_t>(r)])] += s.count;
+              }
+            }
+          }
+        }
+      }
+      for (int h = 0; h < hosts; ++h) {
+        EXPECT_EQ(crossing[static_cast<size_t>(h)], 2 * (hosts - 1) * count / hosts)
+            << hosts << " hosts x " << perHost << ", host " << h;
+      }
+    }
+  }
+}
+
+TEST(HierarchicalSim, RejectsLayoutsItCannotRun) {
+  EXPECT_FALSE(hierarchicalFits({{0, 1, 2, 3}}));       // one host
+  EXPECT_FALSE(hierarchicalFits({{0}, {1}}));           // one rank per host
+  EXPECT_FALSE(hierarchicalFits({{0, 1}, {2, 3, 4}}));  // unequal hosts
+  EXPECT_TRUE(hierarchicalFits({{0, 2}, {1, 3}}));
+  EXPECT_THROW(hierarchicalAllReduce({{0, 1}, {2, 3, 4}}, 0, 10), Error);
+  EXPECT_THROW(hierarchicalAllReduce({{0, 1}, {2, 3}}, 7, 10), Error);  // rank on no host
+  PlanRequest req;
+  req.algorithm = Algorithm::Hierarchical;
+  req.nranks = 4;
+  EXPECT_THROW(makePlan(req), Error);  // phases, not one plan
+}
+
+}  // namespace
+}  // namespace loom

@@ -1,0 +1,98 @@
+// Hierarchical all-reduce: the network carries each byte once per host, not
+// once per rank. Inside every host a ring reduce-scatter leaves local position
+// p with shard p of the host's sum; the ranks at position p of every host then
+// all-reduce that shard with a ring across hosts (L rings at once, one per
+// local position); a ring all-gather inside each host spreads the shards.
+// Phases run one after another: the executor pipelines slices within a plan,
+// and shard p's slices in the cross-host ring are not the slices the
+// intra-host ring produced in the same order, so a phase boundary is a wait.
+#include <algorithm>
+
+#include "collectives/algorithms.h"
+#include "collectives/algorithms/families.h"
+#include "core/error.h"
+
+namespace loom {
+namespace {
+
+struct Seat {
+  int host = -1;
+  int position = -1;
+};
+
+Seat findSeat(const HostGroups& hosts, int rank) {
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    const auto& group = hosts[h];
+    const auto it = std::find(group.begin(), group.end(), rank);
+    if (it != group.end()) {
+      return {static_cast<int>(h), static_cast<int>(it - group.begin())};
+    }
+  }
+  raise(ErrorCode::InvalidArgument, "hierarchical all-reduce: rank {} is on none of the {} hosts",
+        rank, hosts.size());
+}
+
+RankPlan oneStream(std::vector<Step> steps) {
+  RankPlan plan;
+  plan.streams.push_back(std::move(steps));
+  return plan;
+}
+
+/// The cross-host ring works in place on shard [offset, offset + count) of the output.
+RankPlan onOutputShard(RankPlan plan, size_t offset) {
+  for (auto& stream : plan.streams) {
+    for (Step& s : stream) {
+      for (BufferRef* ref : {&s.src, &s.dst}) {
+        ref->buffer = BufferId::Output;
+        ref->offset += offset;
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+bool hierarchicalFits(const HostGroups& hosts) {
+  if (hosts.size() < 2 || hosts.front().size() < 2) return false;
+  return std::all_of(hosts.begin(), hosts.end(),
+                     [&](const std::vector<int>& g) { return g.size() == hosts.front().size(); });
+}
+
+std::vector<RankPlan> hierarchicalAllReduce(const HostGroups& hosts, int rank, size_t count) {
+  if (!hierarchicalFits(hosts)) {
+    raise(ErrorCode::InvalidArgument,
+          "hierarchical all-reduce needs at least 2 hosts with the same number (at least 2) of "
+          "ranks on each; got {} hosts",
+          hosts.size());
+  }
+  const Seat seat = findSeat(hosts, rank);
+  const auto& local = hosts[static_cast<size_t>(seat.host)];
+  const int localRanks = static_cast<int>(local.size());
+  const int nhosts = static_cast<int>(hosts.size());
+
+  std::vector<int> across;  // the ranks at this position on every host, by host
+  across.reserve(hosts.size());
+  for (const auto& group : hosts) across.push_back(group[static_cast<size_t>(seat.position)]);
+
+  PlanRequest shard;
+  shard.collective = Collective::AllReduce;
+  shard.algorithm = Algorithm::Ring;
+  shard.rank = seat.host;
+  shard.nranks = nhosts;
+  shard.count = chunkSize(count, localRanks, seat.position);
+  shard.inPlace = true;
+
+  std::vector<RankPlan> phases;
+  // The average's division happens once, where the cross-host ring completes a sum.
+  phases.push_back(placePlan(
+      oneStream(detail::ringReduceScatterChunks(seat.position, localRanks, count, false)), local));
+  phases.push_back(placePlan(
+      onOutputShard(makePlan(shard), chunkOffset(count, localRanks, seat.position)), across));
+  phases.push_back(
+      placePlan(oneStream(detail::ringAllGatherChunks(seat.position, localRanks, count)), local));
+  for (RankPlan& phase : phases) detail::dropEmpty(phase);
+  return phases;
+}
+
+}  // namespace loom
