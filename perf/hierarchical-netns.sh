@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Flat ring vs hierarchical all-reduce (and int8 compression) where the network
+# is the bottleneck: K "hosts" (network namespaces on one bridge,
+# tests/scripts/lib/netns.sh), L ranks on each, every host's link shaped with
+# tc to a fixed rate in both directions. Ranks of one host use shared memory,
+# hosts talk tcp. Prints loom_perf's tables and the speed-ups per size.
+#
+#   sudo perf/hierarchical-netns.sh [--hosts 2] [--per-host 2] [--rate 1gbit]
+#                                   [--min 1M] [--max 64M] [--iters 5]
+# Needs root (ip netns, tc). Binaries from $BUILD_DIR (default ./build).
+set -euo pipefail
+hosts=2
+per_host=2
+rate=1gbit
+min=1M
+max=64M
+iters=5
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --hosts) hosts="$2"; shift 2 ;;
+    --per-host) per_host="$2"; shift 2 ;;
+    --rate) rate="$2"; shift 2 ;;
+    --min) min="$2"; shift 2 ;;
+    --max) max="$2"; shift 2 ;;
+    --iters) iters="$2"; shift 2 ;;
+    *) echo "hierarchical-netns.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+src="$(cd "$(dirname "$0")/.." && pwd)"
+build="$(realpath "${BUILD_DIR:-$src/build}")"
+perf="$build/perf/loom_perf"
+[[ -x "$perf" ]] || { echo "hierarchical-netns.sh: $perf not found" >&2; exit 2; }
+# shellcheck source=../tests/scripts/lib/netns.sh
+source "$src/tests/scripts/lib/netns.sh"
+netns_can_run || { echo "hierarchical-netns.sh: cannot create network namespaces (root?)" >&2; exit 2; }
+netns_switch_up "lhb$$" "$hosts"
+# Both directions of every host's link: its own veth end (egress to the
+# bridge) and the bridge's end (egress to the host).
+for ((h = 1; h <= hosts; h++)); do
+  ip netns exec "${NETNS_HOSTS[$((h - 1))]}" tc qdisc add dev "${NETNS_IFS[$((h - 1))]}" root \
+    tbf rate "$rate" burst 256kb latency 50ms
+  ip netns exec "$NETNS_SWITCH" tc qdisc add dev "lhb$$o$h" root tbf rate "$rate" burst 256kb \
+    latency 50ms
+done
+work=$(mktemp -d)
+trap 'pkill -KILL -f "$perf" 2> /dev/null || true; netns_switch_down; rm -rf "$work"' EXIT
+port=$((30000 + $$ % 20000))
+n=$((hosts * per_host))
+
+# run <name> <VAR=value ...> -- <loom_perf args>: ranks placed host by host.
+run() {
+  local name=$1 envs=()
+  shift
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  port=$((port + 1))
+  local pids=() r h
+  for ((r = 0; r < n; r++)); do
+    h=$((r / per_host))
+    ip netns exec "${NETNS_HOSTS[$h]}" env "${envs[@]}" LOOM_COMM_ID="${NETNS_ADDRS[0]}:$port" \
+      LOOM_SECRET="hier$$" LOOM_WORLD_SIZE=$n LOOM_RANK=$r LOOM_TIMEOUT=300 \
+      LOOM_SOCKET_IFNAME="${NETNS_IFS[$h]}" \
+      timeout -s KILL 900 "$perf" allreduce -b "$min" -e "$max" -f 4 -n "$iters" -w 1 "$@" \
+      > "$work/$name.$r" 2>&1 &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid"; done
+  echo "# $name ($hosts hosts x $per_host ranks, $rate links)"
+  grep -E "^ +[0-9]" "$work/$name.0"
+  # With LOOM_DEBUG=INFO: what the tuner chose, and the network speed it assumed.
+  grep -hoE "(AllReduce of [0-9]+ B runs [A-Za-z]+|network [0-9.]+ GB/s)" "$work/$name.0" | sort -u || true
+}
+
+run ring LOOM_ALGO=ring -- -c 1
+run hierarchical LOOM_ALGO=hierarchical -- -c 1
+run tuner LOOM_DEBUG=INFO -- -c 1
+run int8 LOOM_ALGO=ring -- --compress int8
+
+echo
+echo "# out-of-place time (us) and speed-up over the flat ring"
+printf "%12s %10s %10s %10s %10s %8s %8s\n" size ring hier tuner int8 hier_x int8_x
+paste <(grep -E "^ +[0-9]" "$work/ring.0" | awk '{print $1, $6}') \
+      <(grep -E "^ +[0-9]" "$work/hierarchical.0" | awk '{print $6}') \
+      <(grep -E "^ +[0-9]" "$work/tuner.0" | awk '{print $6}') \
+      <(grep -E "^ +[0-9]" "$work/int8.0" | awk '{print $6}') |
+  awk '{printf "%12s %10.0f %10.0f %10.0f %10.0f %8.2f %8.2f\n", $1, $2, $3, $4, $5, $2/$3, $2/$5}'
