@@ -71,16 +71,53 @@ run() {
   grep -hoE "(AllReduce of [0-9]+ B runs [A-Za-z]+|network [0-9.]+ GB/s)" "$work/$name.0" | sort -u || true
 }
 
+# Open MPI across the same namespaces: the rsh agent maps an address to its
+# namespace and runs the daemon there under that host's own hostname.
+mpi_perf="$build/perf/mpi_perf"
+run_mpi() {
+  local name=$1 hostlist="" h
+  : > "$work/hosts.map"
+  for ((h = 0; h < hosts; h++)); do
+    echo "${NETNS_ADDRS[$h]} ${NETNS_HOSTS[$h]}" >> "$work/hosts.map"
+    hostlist+="${hostlist:+,}${NETNS_ADDRS[$h]}:$per_host"
+  done
+  cat > "$work/agent.sh" << AGENT
+#!/bin/bash
+host=\$1; shift
+ns=\$(awk -v h="\$host" '\$1 == h {print \$2}' "$work/hosts.map")
+exec ip netns exec "\$ns" unshare --uts /bin/sh -c "hostname \$ns; \$*"
+AGENT
+  chmod +x "$work/agent.sh"
+  local subnet="${NETNS_ADDRS[0]%.*}.0/24"
+  ip netns exec "${NETNS_HOSTS[0]}" unshare --uts /bin/sh -c 'hostname "$0"; exec "$@"' \
+    "${NETNS_HOSTS[0]}" timeout -s KILL 900 mpirun --allow-run-as-root --oversubscribe \
+    --bind-to none -np "$n" --host "$hostlist" --mca plm_rsh_agent "$work/agent.sh" \
+    --mca oob_tcp_if_include "$subnet" --mca btl_tcp_if_include "$subnet" \
+    -x GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184 \
+    "$mpi_perf" allreduce -b "$min" -e "$max" -f 4 -n "$iters" -w 1 -c 1 > "$work/$name.0" 2>&1
+  echo "# $name: Open MPI $(mpirun --version | head -1 | awk '{print $NF}') ($hosts hosts x $per_host ranks, $rate links)"
+  grep -E "^ +[0-9]" "$work/$name.0"
+}
+
 run ring LOOM_ALGO=ring -- -c 1
 run hierarchical LOOM_ALGO=hierarchical -- -c 1
 run tuner LOOM_DEBUG=INFO -- -c 1
 run int8 LOOM_ALGO=ring -- --compress int8
+if command -v mpirun > /dev/null && [[ -x "$mpi_perf" ]]; then
+  run_mpi mpi
+else
+  echo "# (no mpirun or $mpi_perf: Open MPI column left empty)"
+  : > "$work/mpi.0"
+fi
 
 echo
-echo "# out-of-place time (us) and speed-up over the flat ring"
-printf "%12s %10s %10s %10s %10s %8s %8s\n" size ring hier tuner int8 hier_x int8_x
+echo "# out-of-place time (us); speed-ups over the flat ring and over Open MPI"
+printf "%12s %9s %9s %9s %9s %9s %7s %7s %9s\n" size ring hier tuner int8 mpi hier_x int8_x tuner/mpi
 paste <(grep -E "^ +[0-9]" "$work/ring.0" | awk '{print $1, $6}') \
       <(grep -E "^ +[0-9]" "$work/hierarchical.0" | awk '{print $6}') \
       <(grep -E "^ +[0-9]" "$work/tuner.0" | awk '{print $6}') \
-      <(grep -E "^ +[0-9]" "$work/int8.0" | awk '{print $6}') |
-  awk '{printf "%12s %10.0f %10.0f %10.0f %10.0f %8.2f %8.2f\n", $1, $2, $3, $4, $5, $2/$3, $2/$5}'
+      <(grep -E "^ +[0-9]" "$work/int8.0" | awk '{print $6}') \
+      <(grep -E "^ +[0-9]" "$work/mpi.0" | awk '{print $6}') |
+  awk '{mpi = ($6 == "") ? 0 : $6
+        printf "%12s %9.0f %9.0f %9.0f %9.0f %9.0f %7.2f %7.2f %9.2f\n", $1, $2, $3, $4, $5, mpi,
+               $2/$3, $2/$5, (mpi > 0) ? mpi/$4 : 0}'

@@ -44,6 +44,9 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv, TrainOptions* o
                "keep only block inputs; recompute each block in backward");
   double bucketKb = o.bucketElements * sizeof(float) / 1024.0;
   app.add_option("--bucket-kb", bucketKb, "DP gradient bucket size in KiB")->capture_default_str();
+  bool noOverlap = false;
+  app.add_flag("--no-overlap", noOverlap,
+               "reduce DP buckets after backward instead of while it runs");
   app.add_option("--data", o.dataPath, "train on this text file (default: synthetic corpus)");
   app.add_option("--log", o.logPath, "write a CSV row per step to this file");
   app.add_option("--threads", o.blasThreads, "BLAS threads per rank")->capture_default_str();
@@ -64,6 +67,7 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv, TrainOptions* o
     return ParseOutcome::kError;
   }
   o.bucketElements = static_cast<size_t>(bucketKb * 1024.0 / sizeof(float));
+  o.overlapDp = !noOverlap;
   return ParseOutcome::kRun;
 }
 

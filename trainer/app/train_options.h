@@ -30,6 +30,7 @@ struct TrainOptions {
   ScheduleKind schedule = ScheduleKind::kOneForwardOneBackward;
   bool checkpointActivations = false;
   size_t bucketElements = 1 << 18;  ///< DP bucket size (1 MiB of fp32)
+  bool overlapDp = true;            ///< reduce DP buckets while backward still runs
   std::string dataPath;             ///< empty: the synthetic corpus
   size_t syntheticBytes = 1 << 20;
   std::string logPath;  ///< CSV log; empty: none

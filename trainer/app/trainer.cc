@@ -34,7 +34,7 @@ Trainer::Trainer(loomComm_t world, const TrainOptions& options, const Corpus& co
       grid_(world, options.grid, &clock_),
       stage_(makeStage(options, grid_)),
       sync_(stage_->params(), grid_.data(), options.bucketElements, options.zero == 1,
-            options.compression),
+            options.compression, options.overlapDp),
       optimizer_(stage_->params(), sync_.ownedRanges(), adamConfig(options)),
       schedule_{options.lr, options.minLr, options.warmup, options.steps},
       runner_(*stage_, grid_.pipeline(), options.schedule) {}
@@ -66,12 +66,16 @@ StepStats Trainer::step(int step) {
   const double commBefore = clock_.seconds();
   const uint64_t wireBefore = grid_.bytesSent();
   const uint64_t dpWireBefore = grid_.data().bytesSent();
+  const uint64_t earlyBefore = sync_.bucketsStartedEarly();
   ParamStore& store = stage_->params();
   store.zeroGrads();
   stage_->meter().resetPeak();
 
   const float tokens = static_cast<float>(options_.batch) * options_.model.seq;
-  const PipelineResult pipeline = runner_.run(sampleMicroBatches(step), 1.0f / tokens);
+  sync_.beginStep();
+  const PipelineResult pipeline =
+      runner_.run(sampleMicroBatches(step), 1.0f / tokens,
+                  [&](size_t offset) { sync_.gradientsFinalFrom(offset); });
   sumTiedEmbeddingGrads();
   sync_.reduceGradients();
   const double norm = globalGradNorm(store, sync_.normRanges(), grid_.world());
@@ -92,6 +96,7 @@ StepStats Trainer::step(int step) {
       static_cast<double>(sync_.payloadBytes()),
       static_cast<double>(grid_.data().bytesSent() - dpWireBefore),
       pipeline.wallSeconds > 0 ? 1.0 - pipeline.busySeconds / pipeline.wallSeconds : 0.0,
+      static_cast<double>(sync_.bucketsStartedEarly() - earlyBefore),
   };
   grid_.world().allReduce(sums, std::size(sums));
   double peak = static_cast<double>(stage_->meter().peak());
@@ -111,6 +116,7 @@ StepStats Trainer::step(int step) {
   s.dpWireBytes = sums[5];
   s.bubble = sums[6] / ranks;
   s.peakActivationBytes = peak;
+  s.dpBucketsOverlapped = sums[7];
   return s;
 }
 

@@ -33,6 +33,7 @@ struct StepStats {
   double dpWireBytes = 0;          ///< bytes sent on the DP groups, summed over ranks
   double bubble = 0;               ///< measured pipeline idle share, mean over ranks
   double peakActivationBytes = 0;  ///< max over ranks
+  double dpBucketsOverlapped = 0;  ///< DP buckets reduced while backward ran, summed over ranks
 };
 
 class Trainer {

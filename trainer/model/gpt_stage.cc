@@ -36,6 +36,17 @@ GptStage::GptStage(const ModelConfig& config, const StageLayout& layout, GroupCo
   }
   if (layout.isFirst()) embedding_ = std::make_unique<Embedding>(config, store_);
   if (layout.isLast()) head_ = std::make_unique<LmHead>(config, store_);
+  auto firstOffset = [&](const std::vector<ParamSpec>& specs) {
+    size_t first = SIZE_MAX;
+    for (const ParamSpec& spec : specs) {
+      first = std::min(first, store_.param(store_.index(spec.name)).offset);
+    }
+    return first;
+  };
+  for (int layer = layout.firstLayer; layer < layout.endLayer; ++layer) {
+    blockStarts_.push_back(firstOffset(blockParamSpecs(config, layer)));
+  }
+  headStart_ = layout.isLast() ? firstOffset(finalNormSpecs(config)) : store_.size();
 }
 
 size_t GptStage::boundaryCount(int batch) const {
@@ -73,7 +84,10 @@ double GptStage::forward(const MicroBatch& mb, const float* input, float* output
 }
 
 void GptStage::backward(const MicroBatch& mb, StageActivations& acts, const float* dOutput,
-                        float* dInput) {
+                        float* dInput, const GradientsDone& done) {
+  auto report = [&](size_t offset) {
+    if (done) done(offset);
+  };
   const size_t count = boundaryCount(mb.batch);
   std::vector<float> grad(count);
   std::vector<float> gradIn(count);
@@ -81,6 +95,7 @@ void GptStage::backward(const MicroBatch& mb, StageActivations& acts, const floa
     head_->backward(acts.output.data(), mb.batch, acts.head, grad.data());
     acts.head = HeadActivations();
     acts.output.clear();
+    report(headStart_);
   } else {
     std::copy(dOutput, dOutput + count, grad.begin());
   }
@@ -97,9 +112,11 @@ void GptStage::backward(const MicroBatch& mb, StageActivations& acts, const floa
     }
     acts.inputs[l].clear();
     grad.swap(gradIn);
+    report(blockStarts_[l]);
   }
   if (embedding_) {
     embedding_->backward(mb.tokens.data(), mb.batch, grad.data());
+    report(store_.segments().back().begin);
   } else {
     std::copy(grad.begin(), grad.end(), dInput);
   }

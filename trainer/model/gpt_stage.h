@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -51,9 +52,15 @@ class GptStage {
   /// the others write `output` and return 0.
   double forward(const MicroBatch& mb, const float* input, float* output, float gradScale,
                  StageActivations& acts);
+  /// Called during backward with an offset from which every gradient of the
+  /// stage's last segment has received this micro-batch's contribution.
+  using GradientsDone = std::function<void(size_t offset)>;
+
   /// Backward for the micro-batch `acts` belongs to; frees its activations as it goes.
-  /// The last stage ignores dOutput; the first stage writes no dInput.
-  void backward(const MicroBatch& mb, StageActivations& acts, const float* dOutput, float* dInput);
+  /// The last stage ignores dOutput; the first stage writes no dInput. `done`
+  /// (may be empty) hears after the head, after each block and after the embedding.
+  void backward(const MicroBatch& mb, StageActivations& acts, const float* dOutput, float* dInput,
+                const GradientsDone& done = {});
 
   /// Elements of the activation passed between stages for `batch` sequences.
   size_t boundaryCount(int batch) const;
@@ -70,6 +77,9 @@ class GptStage {
   std::vector<TransformerBlock> blocks_;
   std::unique_ptr<Embedding> embedding_;
   std::unique_ptr<LmHead> head_;
+  // Where the last segment's gradients are complete after each part of backward.
+  std::vector<size_t> blockStarts_;  ///< per local block: its first element
+  size_t headStart_ = 0;             ///< the final norm's first element (last stage)
 };
 
 }  // namespace loom::train

@@ -1,11 +1,13 @@
 #include "parallel/gradient_sync.h"
 
 #include <algorithm>
+#include <chrono>
+#include <utility>
 
 namespace loom::train {
 
 GradientSync::GradientSync(ParamStore& store, GroupComm& dp, size_t bucketElements, bool zero,
-                           const loomCompression& compression)
+                           const loomCompression& compression, bool overlap)
     : store_(store), dp_(dp), zero_(zero), compression_(compression) {
   const size_t n = static_cast<size_t>(dp.size());
   const size_t bucket = std::max<size_t>(1, (bucketElements + n - 1) / n) * n;
@@ -31,24 +33,97 @@ GradientSync::GradientSync(ParamStore& store, GroupComm& dp, size_t bucketElemen
       feedback_.push_back(fb);
     }
   }
+  if (overlap && dp.size() > 1) worker_ = std::thread([this] { workerLoop(); });
 }
 
 GradientSync::~GradientSync() {
+  if (worker_.joinable()) {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    worker_.join();
+  }
   for (loomErrorFeedback_t fb : feedback_) loomErrorFeedbackDestroy(fb);
 }
 
-void GradientSync::reduceGradients() {
+void GradientSync::reduceBucket(size_t index) {
   float* grads = store_.grads().data();
-  for (size_t i = 0; i < buckets_.size(); ++i) {
-    const Range& b = buckets_[i];
-    loomCompression c = compression_;
-    if (!feedback_.empty()) c.feedback = feedback_[i];
-    if (zero_) {
-      dp_.reduceScatterSum(grads + b.begin, b.size() / dp_.size(), &c);
-    } else {
-      dp_.allReduceSum(grads + b.begin, b.size(), &c);
-    }
+  const Range& b = buckets_[index];
+  loomCompression c = compression_;
+  if (!feedback_.empty()) c.feedback = feedback_[index];
+  if (zero_) {
+    dp_.reduceScatterSum(grads + b.begin, b.size() / dp_.size(), &c);
+  } else {
+    dp_.allReduceSum(grads + b.begin, b.size(), &c);
   }
+}
+
+void GradientSync::beginStep() {
+  if (!worker_.joinable()) return;
+  std::lock_guard lock(mutex_);
+  readyFrom_ = SIZE_MAX;
+  allReady_ = false;
+  pending_ = buckets_.size();
+  changed_.notify_all();
+}
+
+void GradientSync::gradientsFinalFrom(size_t offset) {
+  if (!worker_.joinable()) return;
+  {
+    std::lock_guard lock(mutex_);
+    readyFrom_ = std::min(readyFrom_, offset);
+  }
+  changed_.notify_all();
+}
+
+bool GradientSync::bucketReady(size_t index) const {
+  const Range& b = buckets_[index];
+  return allReady_ || (b.begin >= store_.segments().back().begin && b.begin >= readyFrom_);
+}
+
+// Every DP rank reduces the buckets in the same order (last to first), so the
+// collectives match across ranks whatever each rank's backward timing.
+void GradientSync::workerLoop() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    changed_.wait(lock, [&] { return stop_ || (pending_ > 0 && bucketReady(pending_ - 1)); });
+    if (stop_) return;
+    const size_t index = pending_ - 1;
+    if (!allReady_) startedEarly_.fetch_add(1, std::memory_order_relaxed);
+    lock.unlock();
+    std::exception_ptr failed;
+    try {
+      reduceBucket(index);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    lock.lock();
+    if (failed) {
+      failure_ = failed;
+      pending_ = 0;  // the step is lost; reduceGradients reports why
+    } else {
+      --pending_;
+    }
+    changed_.notify_all();
+  }
+}
+
+void GradientSync::reduceGradients() {
+  if (!worker_.joinable()) {
+    for (size_t i = buckets_.size(); i-- > 0;) reduceBucket(i);
+    return;
+  }
+  // The rank's thread waits here for the buckets backward did not hide: that
+  // wait is the data-parallel communication the step still pays for.
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_lock lock(mutex_);
+  allReady_ = true;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return pending_ == 0; });
+  dp_.addWaitTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
 }
 
 void GradientSync::gatherParameters() {

@@ -4,22 +4,36 @@
 // rank makes no calls at all, so the single-rank model runs the same code.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <loom/loom.hpp>
+#include <thread>
 #include <vector>
 
 namespace loom::train {
 
-/// Seconds spent inside collectives, summed over a rank's groups.
+/// Seconds spent inside collectives, summed over a rank's groups. Only calls
+/// made by the thread that created the clock (the rank's own thread) count as
+/// exposed: the data-parallel overlap worker's calls run while that thread
+/// computes, so they are tallied apart.
 class CommClock {
  public:
-  void add(double seconds) { seconds_ += seconds; }
+  void add(double seconds) {
+    if (std::this_thread::get_id() == owner_) {
+      seconds_ += seconds;
+    } else {
+      background_.fetch_add(seconds, std::memory_order_relaxed);
+    }
+  }
   double seconds() const { return seconds_; }
+  double backgroundSeconds() const { return background_.load(std::memory_order_relaxed); }
 
  private:
+  std::thread::id owner_ = std::this_thread::get_id();
   double seconds_ = 0;
+  std::atomic<double> background_{0};
 };
 
 /// A point-to-point transfer inside GroupComm::exchange.
@@ -55,6 +69,11 @@ class GroupComm {
 
   /// Payload bytes this rank has sent on this group so far.
   uint64_t bytesSent() const;
+  /// Counts time this rank's thread spent waiting for this group's calls made
+  /// elsewhere (the overlap worker) as communication time.
+  void addWaitTime(double seconds) {
+    if (clock_ != nullptr) clock_->add(seconds);
+  }
 
  private:
   class Timed;

@@ -11,7 +11,8 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-PipelineResult PipelineRunner::run(const std::vector<MicroBatch>& microBatches, float gradScale) {
+PipelineResult PipelineRunner::run(const std::vector<MicroBatch>& microBatches, float gradScale,
+                                   const GptStage::GradientsDone& final) {
   const StageLayout& layout = stage_.layout();
   const int m = static_cast<int>(microBatches.size());
   const size_t count = stage_.boundaryCount(microBatches.front().batch);
@@ -27,7 +28,14 @@ PipelineResult PipelineRunner::run(const std::vector<MicroBatch>& microBatches, 
 
   PipelineResult result;
   const auto start = std::chrono::steady_clock::now();
-  for (const PipelineOp& op : pipelineSchedule(kind_, layout.stage, layout.stages, m)) {
+  const std::vector<PipelineOp> schedule = pipelineSchedule(kind_, layout.stage, layout.stages, m);
+  // Gradients are final only during the stage's last backward.
+  size_t lastBackward = 0;
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    if (schedule[i].kind != PipelineOp::kForward) lastBackward = i;
+  }
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    const PipelineOp& op = schedule[i];
     const bool forward = op.kind == PipelineOp::kForward;
     std::vector<Transfer> recvs;
     if (forward && !layout.isFirst()) recvs.push_back({recvBuffer.data(), count, prev});
@@ -42,7 +50,8 @@ PipelineResult PipelineRunner::run(const std::vector<MicroBatch>& microBatches, 
           stage_.forward(mb, recvBuffer.data(), sendBuffer.data(), gradScale, acts[op.microBatch]);
       if (!layout.isLast()) pendingSends.push_back({sendBuffer.data(), count, next});
     } else {
-      stage_.backward(mb, acts[op.microBatch], recvBuffer.data(), sendBuffer.data());
+      stage_.backward(mb, acts[op.microBatch], recvBuffer.data(), sendBuffer.data(),
+                      i == lastBackward ? final : GptStage::GradientsDone());
       if (!layout.isFirst()) pendingSends.push_back({sendBuffer.data(), count, prev});
     }
     result.busySeconds += secondsSince(opStart);

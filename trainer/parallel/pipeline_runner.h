@@ -28,8 +28,11 @@ class PipelineRunner {
       : stage_(stage), pipeline_(pipeline), kind_(kind) {}
 
   /// Forward and backward of every micro-batch; parameter gradients accumulate
-  /// in the stage's store. gradScale = 1 / tokens in the global batch.
-  PipelineResult run(const std::vector<MicroBatch>& microBatches, float gradScale);
+  /// in the stage's store. gradScale = 1 / tokens in the global batch. `final`
+  /// (may be empty) hears, during the step's last backward, from which offset
+  /// the last segment's gradients are complete (GptStage::GradientsDone).
+  PipelineResult run(const std::vector<MicroBatch>& microBatches, float gradScale,
+                     const GptStage::GradientsDone& final = {});
 
  private:
   GptStage& stage_;
