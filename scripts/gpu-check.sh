@@ -27,7 +27,7 @@ command -v nvcc > /dev/null || fail "no nvcc: install the CUDA toolkit"
 timeout 420 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOOM_WITH_CUDA=ON \
   -DLOOM_BUILD_PERF=OFF > "$LOGS/configure.log" 2>&1 || fail "configure (see configure.log)"
 start=$(date +%s)
-timeout 420 cmake --build "$BUILD" -j"$JOBS" --target loom_gpu_tests \
+timeout 420 cmake --build "$BUILD" -j"$JOBS" --target loom_gpu_tests loom_gpu_collective_tests \
   > "$LOGS/build.log" 2>&1 || fail "build (see build.log)"
 echo "build: $(( $(date +%s) - start )) s" >> "$LOGS/summary.txt"
 

@@ -132,7 +132,7 @@ loomResult_t submit(const char* function, loomComm_t handle, loom::Operation op,
 }
 
 loom::Operation makeOp(Collective c, const void* send, void* recv, size_t count,
-                       loomDataType_t type, loomRedOp_t op, int root) {
+                       loomDataType_t type, loomRedOp_t op, int root, loomStream_t stream) {
   loom::Operation o;
   o.collective = c;
   o.send = send;
@@ -141,6 +141,7 @@ loom::Operation makeOp(Collective c, const void* send, void* recv, size_t count,
   o.type = static_cast<loom::DataType>(type);
   o.op = static_cast<loom::ReduceOp>(op);
   o.root = root;
+  o.stream = stream;
   return o;
 }
 
@@ -324,9 +325,10 @@ loomResult_t loomCommUserRank(const loomComm_t comm, int* rank) {
 }
 
 loomResult_t loomAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                           loomDataType_t datatype, loomRedOp_t op, loomComm_t comm, loomStream_t) {
+                           loomDataType_t datatype, loomRedOp_t op, loomComm_t comm,
+                           loomStream_t stream) {
   return submit("loomAllReduce", comm,
-                makeOp(Collective::AllReduce, sendbuff, recvbuff, count, datatype, op, 0));
+                makeOp(Collective::AllReduce, sendbuff, recvbuff, count, datatype, op, 0, stream));
 }
 
 loomResult_t loomErrorFeedbackCreate(loomErrorFeedback_t* feedback, size_t count) {
@@ -362,83 +364,94 @@ loomResult_t loomErrorFeedbackDestroy(loomErrorFeedback_t feedback) {
 
 loomResult_t loomAllReduceEx(const void* sendbuff, void* recvbuff, size_t count,
                              loomDataType_t datatype, loomRedOp_t op,
-                             const loomCompression* compression, loomComm_t comm, loomStream_t) {
+                             const loomCompression* compression, loomComm_t comm,
+                             loomStream_t stream) {
   return submit("loomAllReduceEx", comm,
-                makeOp(Collective::AllReduce, sendbuff, recvbuff, count, datatype, op, 0),
+                makeOp(Collective::AllReduce, sendbuff, recvbuff, count, datatype, op, 0, stream),
                 compression, true);
 }
 
 loomResult_t loomReduceScatterEx(const void* sendbuff, void* recvbuff, size_t recvcount,
                                  loomDataType_t datatype, loomRedOp_t op,
                                  const loomCompression* compression, loomComm_t comm,
-                                 loomStream_t) {
-  return submit("loomReduceScatterEx", comm,
-                makeOp(Collective::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0),
-                compression, true);
+                                 loomStream_t stream) {
+  return submit(
+      "loomReduceScatterEx", comm,
+      makeOp(Collective::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0, stream),
+      compression, true);
 }
 
 loomResult_t loomAllGatherEx(const void* sendbuff, void* recvbuff, size_t sendcount,
                              loomDataType_t datatype, const loomCompression* compression,
-                             loomComm_t comm, loomStream_t) {
-  return submit("loomAllGatherEx", comm,
-                makeOp(Collective::AllGather, sendbuff, recvbuff, sendcount, datatype, loomSum, 0),
-                compression, true);
+                             loomComm_t comm, loomStream_t stream) {
+  return submit(
+      "loomAllGatherEx", comm,
+      makeOp(Collective::AllGather, sendbuff, recvbuff, sendcount, datatype, loomSum, 0, stream),
+      compression, true);
 }
 
 loomResult_t loomAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                           loomDataType_t datatype, loomComm_t comm, loomStream_t) {
-  return submit("loomAllGather", comm,
-                makeOp(Collective::AllGather, sendbuff, recvbuff, sendcount, datatype, loomSum, 0));
+                           loomDataType_t datatype, loomComm_t comm, loomStream_t stream) {
+  return submit(
+      "loomAllGather", comm,
+      makeOp(Collective::AllGather, sendbuff, recvbuff, sendcount, datatype, loomSum, 0, stream));
 }
 
 loomResult_t loomReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                loomDataType_t datatype, loomRedOp_t op, loomComm_t comm,
-                               loomStream_t) {
-  return submit("loomReduceScatter", comm,
-                makeOp(Collective::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0));
+                               loomStream_t stream) {
+  return submit(
+      "loomReduceScatter", comm,
+      makeOp(Collective::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0, stream));
 }
 
 loomResult_t loomBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                           loomDataType_t datatype, int root, loomComm_t comm, loomStream_t) {
-  return submit("loomBroadcast", comm,
-                makeOp(Collective::Broadcast, sendbuff, recvbuff, count, datatype, loomSum, root));
+                           loomDataType_t datatype, int root, loomComm_t comm,
+                           loomStream_t stream) {
+  return submit(
+      "loomBroadcast", comm,
+      makeOp(Collective::Broadcast, sendbuff, recvbuff, count, datatype, loomSum, root, stream));
 }
 
 loomResult_t loomReduce(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t datatype,
-                        loomRedOp_t op, int root, loomComm_t comm, loomStream_t) {
+                        loomRedOp_t op, int root, loomComm_t comm, loomStream_t stream) {
   return submit("loomReduce", comm,
-                makeOp(Collective::Reduce, sendbuff, recvbuff, count, datatype, op, root));
+                makeOp(Collective::Reduce, sendbuff, recvbuff, count, datatype, op, root, stream));
 }
 
 loomResult_t loomAllToAll(const void* sendbuff, void* recvbuff, size_t count,
-                          loomDataType_t datatype, loomComm_t comm, loomStream_t) {
-  return submit("loomAllToAll", comm,
-                makeOp(Collective::AllToAll, sendbuff, recvbuff, count, datatype, loomSum, 0));
+                          loomDataType_t datatype, loomComm_t comm, loomStream_t stream) {
+  return submit(
+      "loomAllToAll", comm,
+      makeOp(Collective::AllToAll, sendbuff, recvbuff, count, datatype, loomSum, 0, stream));
 }
 
 loomResult_t loomGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                        loomDataType_t datatype, int root, loomComm_t comm, loomStream_t) {
-  return submit("loomGather", comm,
-                makeOp(Collective::Gather, sendbuff, recvbuff, sendcount, datatype, loomSum, root));
+                        loomDataType_t datatype, int root, loomComm_t comm, loomStream_t stream) {
+  return submit(
+      "loomGather", comm,
+      makeOp(Collective::Gather, sendbuff, recvbuff, sendcount, datatype, loomSum, root, stream));
 }
 
 loomResult_t loomScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                         loomDataType_t datatype, int root, loomComm_t comm, loomStream_t) {
+                         loomDataType_t datatype, int root, loomComm_t comm, loomStream_t stream) {
   return submit(
       "loomScatter", comm,
-      makeOp(Collective::Scatter, sendbuff, recvbuff, recvcount, datatype, loomSum, root));
+      makeOp(Collective::Scatter, sendbuff, recvbuff, recvcount, datatype, loomSum, root, stream));
 }
 
 loomResult_t loomSend(const void* sendbuff, size_t count, loomDataType_t datatype, int peer,
-                      loomComm_t comm, loomStream_t) {
-  return submit("loomSend", comm,
-                makeOp(Collective::Send, sendbuff, nullptr, count, datatype, loomSum, peer));
+                      loomComm_t comm, loomStream_t stream) {
+  return submit(
+      "loomSend", comm,
+      makeOp(Collective::Send, sendbuff, nullptr, count, datatype, loomSum, peer, stream));
 }
 
 loomResult_t loomRecv(void* recvbuff, size_t count, loomDataType_t datatype, int peer,
-                      loomComm_t comm, loomStream_t) {
-  return submit("loomRecv", comm,
-                makeOp(Collective::Recv, nullptr, recvbuff, count, datatype, loomSum, peer));
+                      loomComm_t comm, loomStream_t stream) {
+  return submit(
+      "loomRecv", comm,
+      makeOp(Collective::Recv, nullptr, recvbuff, count, datatype, loomSum, peer, stream));
 }
 
 loomResult_t loomGroupStart(void) {

@@ -24,15 +24,22 @@ struct Operation {
   CodecConfig codec;
   /// Error feedback for the compressed reductions (nullptr: none).
   ErrorFeedback* feedback = nullptr;
+  /// The caller's cudaStream_t (device buffers only; host calls ignore it).
+  void* stream = nullptr;
+  /// Set by validateOperation: the buffers are device memory.
+  bool onDevice = false;
 };
 
 /// Checks every argument against `comm`; throws InvalidArgument naming the bad
-/// one. Nothing is touched.
-void validateOperation(const Comm& comm, const Operation& op);
+/// one, touching no buffer. Records where the buffers live in op.onDevice.
+void validateOperation(const Comm& comm, Operation& op);
 
 /// Runs `ops` of one communicator: collectives in order, then all sends and
-/// receives together so exchanges cannot deadlock.
+/// receives together so exchanges cannot deadlock. Device buffers are staged
+/// through host memory (DeviceStaging).
 void runOperations(Comm& comm, std::span<const Operation> ops);
+/// runOperations for ops whose buffers are all host-accessible.
+void runHostOperations(Comm& comm, std::span<const Operation> ops);
 
 struct AlgorithmChoice {
   Algorithm algorithm = Algorithm::Ring;

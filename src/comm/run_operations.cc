@@ -1,9 +1,11 @@
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <map>
 
 #include "collectives/executor/direct_executor.h"
 #include "collectives/executor/step_executor.h"
+#include "comm/device_staging.h"
 #include "comm/operation.h"
 #include "core/log.h"
 
@@ -247,6 +249,16 @@ void recordCall(Comm& comm, std::span<const Operation> ops, uint64_t sent) {
 
 void runOperations(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty()) return;
+  if (std::any_of(ops.begin(), ops.end(), [](const Operation& op) { return op.onDevice; })) {
+    DeviceStaging staging(comm, ops);
+    runHostOperations(comm, staging.hostOps());
+    staging.finish();
+    return;
+  }
+  runHostOperations(comm, ops);
+}
+
+void runHostOperations(Comm& comm, std::span<const Operation> ops) {
   std::vector<const Operation*> pointToPoint;
   const StatusScope status(comm, ops.front().collective, ops.front().count);
   const uint64_t sentBefore = comm.stats.bytesSent.load(std::memory_order_relaxed);

@@ -42,7 +42,7 @@ bool isInPlace(const Comm& comm, const Operation& op) {
   }
 }
 
-void validateOperation(const Comm& comm, const Operation& op) {
+void validateOperation(const Comm& comm, Operation& op) {
   const std::string name = toString(op.collective);
   if (static_cast<unsigned>(op.type) >= kNumDataTypes) {
     raise(ErrorCode::InvalidArgument, "{}: datatype {} is not a loomDataType_t", name,
@@ -127,9 +127,9 @@ void validateOperation(const Comm& comm, const Operation& op) {
             name, op.send, inBytes, op.recv, outBytes);
     }
   }
-  // Device buffers need the CUDA executor; host and device in one call never work.
-  device::checkBufferLocations(name, inBytes > 0 ? op.send : nullptr,
-                               outBytes > 0 ? op.recv : nullptr);
+  // Device buffers need a device; host and device in one call never work.
+  op.onDevice = device::checkBufferLocations(name, inBytes > 0 ? op.send : nullptr,
+                                             outBytes > 0 ? op.recv : nullptr);
 }
 
 }  // namespace loom

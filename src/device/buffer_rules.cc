@@ -4,9 +4,9 @@
 
 namespace loom::device {
 
-bool haveCudaExecutor() { return false; }
+bool haveDevicePath() { return deviceRuntime().available; }
 
-void checkBufferKinds(std::string_view call, MemoryKind send, MemoryKind recv, bool cudaExecutor) {
+void checkBufferKinds(std::string_view call, MemoryKind send, MemoryKind recv, bool devicePath) {
   const bool sendOnDevice = !hostAccessible(send);
   const bool recvOnDevice = !hostAccessible(recv);
   if (sendOnDevice != recvOnDevice) {
@@ -15,21 +15,21 @@ void checkBufferKinds(std::string_view call, MemoryKind send, MemoryKind recv, b
           "buffers, not both",
           call, memoryKindName(send), memoryKindName(recv));
   }
-  if (sendOnDevice && !cudaExecutor) {
-    raise(ErrorCode::InvalidUsage,
-          "{}: device buffers need the CUDA executor (not built/no device)", call);
+  if (sendOnDevice && !devicePath) {
+    raise(ErrorCode::InvalidUsage, "{}: device buffers need a CUDA runtime with a device", call);
   }
 }
 
-void checkBufferLocations(std::string_view call, const void* send, const void* recv) {
+bool checkBufferLocations(std::string_view call, const void* send, const void* recv) {
   const DeviceRuntime& runtime = deviceRuntime();
   // Without a runtime no pointer can be device memory: skip both lookups.
-  if (!runtime.available) return;
+  if (!runtime.available) return false;
   // A call that uses one buffer (send, recv, count 0 on one side) is judged on
   // that buffer alone: it cannot mix anything.
   const MemoryKind s = classifyPointer(runtime, send != nullptr ? send : recv);
   const MemoryKind r = classifyPointer(runtime, recv != nullptr ? recv : send);
-  checkBufferKinds(call, s, r, haveCudaExecutor());
+  checkBufferKinds(call, s, r, haveDevicePath());
+  return !hostAccessible(s);
 }
 
 }  // namespace loom::device

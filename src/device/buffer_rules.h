@@ -7,23 +7,24 @@
 
 namespace loom::device {
 
-/// Whether this build and machine can run collectives on device buffers. False
-/// until the CUDA executor exists (docs/cuda.md); then: built with CUDA and
-/// deviceRuntime().available.
-bool haveCudaExecutor();
+/// Whether this machine can run collectives on device buffers: a CUDA runtime
+/// with a device is loaded. They run staged through host memory
+/// (src/comm/device_staging.cc) until the kernel executor exists (docs/cuda.md).
+bool haveDevicePath();
 
 /// The rule for one call whose send and receive buffers are of kinds `send` and
 /// `recv`:
 ///  - device and host-accessible buffers in one call: InvalidArgument, because
 ///    neither executor can serve both without a hidden copy and a sync;
-///  - device buffers without a CUDA executor: InvalidUsage.
+///  - device buffers without a device path: InvalidUsage.
 /// Managed and pinned host memory count as host-accessible and run on the host
 /// executor, as they did before device buffers were recognised.
 /// `call` names the collective in the message ("allreduce").
-void checkBufferKinds(std::string_view call, MemoryKind send, MemoryKind recv, bool cudaExecutor);
+void checkBufferKinds(std::string_view call, MemoryKind send, MemoryKind recv, bool devicePath);
 
-/// checkBufferKinds over classifyPointer of both buffers and haveCudaExecutor().
+/// checkBufferKinds over classifyPointer of both buffers and haveDevicePath().
 /// Pass nullptr for a buffer the call does not touch (its count is 0 there).
-void checkBufferLocations(std::string_view call, const void* send, const void* recv);
+/// Returns whether the buffers are device memory.
+bool checkBufferLocations(std::string_view call, const void* send, const void* recv);
 
 }  // namespace loom::device

@@ -1,0 +1,375 @@
+// Every collective on device buffers through the public API: n ranks of one
+// process on one GPU (loomCommInitAll, one thread driving them in a group),
+// every dtype, the reduce ops whose results are exact for small integers, in
+// and out of place, sizes 0, 1, odd and large; results against a reference
+// computed on the host from the same inputs, identical on every rank.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+#include <loom/loom.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "math/half.h"
+
+namespace loom::gpu_test {
+namespace {
+
+#define LOOM_OK(expr) ASSERT_EQ((expr), loomSuccess) << loomGetLastError(nullptr)
+
+// 1..11, so sums over 8 ranks fit every type exactly (int8 included).
+double valueOf(int rank, size_t i) { return static_cast<double>((rank * 3 + i * 7) % 11 + 1); }
+
+void store(loomDataType_t t, double v, unsigned char* out) {
+  switch (t) {
+    case loomInt8: {
+      auto x = static_cast<int8_t>(v);
+      std::memcpy(out, &x, 1);
+      break;
+    }
+    case loomUint8: {
+      auto x = static_cast<uint8_t>(v);
+      std::memcpy(out, &x, 1);
+      break;
+    }
+    case loomInt32: {
+      auto x = static_cast<int32_t>(v);
+      std::memcpy(out, &x, 4);
+      break;
+    }
+    case loomUint32: {
+      auto x = static_cast<uint32_t>(v);
+      std::memcpy(out, &x, 4);
+      break;
+    }
+    case loomInt64: {
+      auto x = static_cast<int64_t>(v);
+      std::memcpy(out, &x, 8);
+      break;
+    }
+    case loomUint64: {
+      auto x = static_cast<uint64_t>(v);
+      std::memcpy(out, &x, 8);
+      break;
+    }
+    case loomFloat16: {
+      uint16_t x = floatToHalf(static_cast<float>(v));
+      std::memcpy(out, &x, 2);
+      break;
+    }
+    case loomFloat32: {
+      auto x = static_cast<float>(v);
+      std::memcpy(out, &x, 4);
+      break;
+    }
+    case loomFloat64:
+      std::memcpy(out, &v, 8);
+      break;
+    case loomBfloat16: {
+      uint16_t x = floatToBf16(static_cast<float>(v));
+      std::memcpy(out, &x, 2);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+std::vector<unsigned char> encode(loomDataType_t t, const std::vector<double>& values) {
+  const size_t es = loomTypeSize(t);
+  std::vector<unsigned char> out(values.size() * es);
+  for (size_t i = 0; i < values.size(); ++i) store(t, values[i], out.data() + i * es);
+  return out;
+}
+
+double reduce(loomRedOp_t op, const std::vector<double>& xs) {
+  double acc = xs[0];
+  for (size_t k = 1; k < xs.size(); ++k) {
+    acc = op == loomMax ? std::max(acc, xs[k]) : op == loomMin ? std::min(acc, xs[k]) : acc + xs[k];
+  }
+  return op == loomAvg ? acc / static_cast<double>(xs.size()) : acc;
+}
+
+struct Device {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  explicit Device(size_t n) : bytes(n) { EXPECT_EQ(cudaMalloc(&ptr, n + 1), cudaSuccess); }
+  ~Device() { cudaFree(ptr); }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  char* at(size_t offset) const { return static_cast<char*>(ptr) + offset; }
+  void upload(const std::vector<unsigned char>& host, size_t offset = 0) const {
+    ASSERT_EQ(cudaMemcpy(at(offset), host.data(), host.size(), cudaMemcpyHostToDevice),
+              cudaSuccess);
+  }
+  std::vector<unsigned char> download(size_t offset, size_t n) const {
+    std::vector<unsigned char> out(n);
+    EXPECT_EQ(cudaMemcpy(out.data(), at(offset), n, cudaMemcpyDeviceToHost), cudaSuccess);
+    return out;
+  }
+};
+
+class Ranks {
+ public:
+  explicit Ranks(int n) : comms_(static_cast<size_t>(n)) {
+    EXPECT_EQ(loomCommInitAll(comms_.data(), n, nullptr), loomSuccess) << loomGetLastError(nullptr);
+    for (int r = 0; r < n; ++r) {
+      cudaStream_t s = nullptr;
+      EXPECT_EQ(cudaStreamCreate(&s), cudaSuccess);
+      streams_.push_back(s);
+    }
+  }
+  ~Ranks() {
+    for (loomComm_t c : comms_) loomCommDestroy(c);
+    for (cudaStream_t s : streams_) cudaStreamDestroy(s);
+  }
+  int size() const { return static_cast<int>(comms_.size()); }
+  /// Calls `call(rank, comm, stream)` for every rank inside one group.
+  loomResult_t group(const std::function<loomResult_t(int, loomComm_t, cudaStream_t)>& call) {
+    loomResult_t first = loomGroupStart();
+    for (int r = 0; r < size(); ++r) {
+      const loomResult_t rc = call(r, comms_[r], streams_[r]);
+      if (first == loomSuccess) first = rc;
+    }
+    const loomResult_t ended = loomGroupEnd();
+    return first != loomSuccess ? first : ended;
+  }
+
+ private:
+  std::vector<loomComm_t> comms_;
+  std::vector<cudaStream_t> streams_;
+};
+
+const loomDataType_t kTypes[] = {loomInt8,   loomUint8,   loomInt32,   loomUint32,  loomInt64,
+                                 loomUint64, loomFloat16, loomFloat32, loomFloat64, loomBfloat16};
+
+struct Shape {
+  int nranks;
+  size_t count;
+};
+
+class DeviceCollectives : public testing::TestWithParam<Shape> {};
+
+// All-reduce, reduce, reduce-scatter: every dtype with sum, max, min (avg on
+// float32); in and out of place.
+TEST_P(DeviceCollectives, Reductions) {
+  const auto [n, count] = GetParam();
+  Ranks ranks(n);
+  for (loomDataType_t t : kTypes) {
+    const size_t es = loomTypeSize(t);
+    for (loomRedOp_t op : {loomSum, loomMax, loomMin, loomAvg}) {
+      if (op == loomAvg && t != loomFloat32) continue;
+      for (bool inPlace : {false, true}) {
+        const std::string what = "type " + std::to_string(t) + " op " + std::to_string(op) +
+                                 (inPlace ? " in place" : " out of place") + " n " +
+                                 std::to_string(n) + " count " + std::to_string(count);
+        // All-reduce: input count, output count.
+        std::vector<std::unique_ptr<Device>> in, out;
+        for (int r = 0; r < n; ++r) {
+          std::vector<double> v(count);
+          for (size_t i = 0; i < count; ++i) v[i] = valueOf(r, i);
+          in.push_back(std::make_unique<Device>(count * es));
+          in.back()->upload(encode(t, v));
+          out.push_back(inPlace ? nullptr : std::make_unique<Device>(count * es));
+        }
+        auto recvOf = [&](int r) { return inPlace ? in[r]->ptr : out[r]->ptr; };
+        ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+          return loomAllReduce(in[r]->ptr, recvOf(r), count, t, op, c, s);
+        }),
+                  loomSuccess)
+            << what << ": " << loomGetLastError(nullptr);
+        std::vector<double> want(count);
+        for (size_t i = 0; i < count; ++i) {
+          std::vector<double> xs;
+          for (int r = 0; r < n; ++r) xs.push_back(valueOf(r, i));
+          want[i] = reduce(op, xs);
+        }
+        const auto expected = encode(t, want);
+        for (int r = 0; r < n; ++r) {
+          const Device& d = inPlace ? *in[r] : *out[r];
+          EXPECT_EQ(d.download(0, count * es), expected) << "all-reduce " << what << " rank " << r;
+        }
+        if (inPlace) continue;
+        // Reduce to the last rank, out of place: the same sums there.
+        for (int r = 0; r < n; ++r) {
+          std::vector<double> v(count);
+          for (size_t i = 0; i < count; ++i) v[i] = valueOf(r, i);
+          in[r]->upload(encode(t, v));
+        }
+        ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+          return loomReduce(in[r]->ptr, out[r]->ptr, count, t, op, n - 1, c, s);
+        }),
+                  loomSuccess)
+            << what << ": " << loomGetLastError(nullptr);
+        EXPECT_EQ(out[n - 1]->download(0, count * es), expected) << "reduce " << what;
+        // Reduce-scatter: rank r gets block r of the sum of n-block inputs.
+        std::vector<std::unique_ptr<Device>> wide;
+        for (int r = 0; r < n; ++r) {
+          std::vector<double> v(count * n);
+          for (size_t i = 0; i < v.size(); ++i) v[i] = valueOf(r, i);
+          wide.push_back(std::make_unique<Device>(v.size() * es));
+          wide.back()->upload(encode(t, v));
+        }
+        ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+          return loomReduceScatter(wide[r]->ptr, out[r]->ptr, count, t, op, c, s);
+        }),
+                  loomSuccess)
+            << what << ": " << loomGetLastError(nullptr);
+        for (int r = 0; r < n; ++r) {
+          std::vector<double> part(count);
+          for (size_t i = 0; i < count; ++i) {
+            std::vector<double> xs;
+            for (int q = 0; q < n; ++q) xs.push_back(valueOf(q, r * count + i));
+            part[i] = reduce(op, xs);
+          }
+          EXPECT_EQ(out[r]->download(0, count * es), encode(t, part))
+              << "reduce-scatter " << what << " rank " << r;
+        }
+      }
+    }
+  }
+}
+
+// Data movement: broadcast, all-gather, all-to-all, gather, scatter and a
+// ring of send/recv, every dtype, out of place.
+TEST_P(DeviceCollectives, DataMovement) {
+  const auto [n, count] = GetParam();
+  Ranks ranks(n);
+  for (loomDataType_t t : kTypes) {
+    const size_t es = loomTypeSize(t);
+    const size_t block = count * es;
+    auto input = [&](int r, size_t elements) {
+      std::vector<double> v(elements);
+      for (size_t i = 0; i < elements; ++i) v[i] = valueOf(r, i);
+      return encode(t, v);
+    };
+    std::vector<std::unique_ptr<Device>> in, out;
+    for (int r = 0; r < n; ++r) {
+      in.push_back(std::make_unique<Device>(block * n));
+      in.back()->upload(input(r, count * n));
+      out.push_back(std::make_unique<Device>(block * n));
+    }
+    const int root = n - 1;
+    // Broadcast from the last rank.
+    ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+      return loomBroadcast(in[r]->ptr, out[r]->ptr, count, t, root, c, s);
+    }),
+              loomSuccess)
+        << loomGetLastError(nullptr);
+    const auto rootInput = input(root, count * n);
+    const std::vector<unsigned char> rootBlock(rootInput.begin(), rootInput.begin() + block);
+    for (int r = 0; r < n; ++r) EXPECT_EQ(out[r]->download(0, block), rootBlock) << "bcast " << t;
+    // All-gather: block b of every output is rank b's first block.
+    ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+      return loomAllGather(in[r]->ptr, out[r]->ptr, count, t, c, s);
+    }),
+              loomSuccess)
+        << loomGetLastError(nullptr);
+    for (int r = 0; r < n; ++r) {
+      for (int b = 0; b < n; ++b) {
+        const auto src = input(b, count);
+        EXPECT_EQ(out[r]->download(b * block, block), src) << "allgather " << t << " rank " << r;
+      }
+    }
+    // All-to-all: rank r's block b is rank b's block r.
+    ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+      return loomAllToAll(in[r]->ptr, out[r]->ptr, count, t, c, s);
+    }),
+              loomSuccess)
+        << loomGetLastError(nullptr);
+    for (int r = 0; r < n; ++r) {
+      for (int b = 0; b < n; ++b) {
+        const auto src = input(b, count * n);
+        const std::vector<unsigned char> want(src.begin() + r * block,
+                                              src.begin() + (r + 1) * block);
+        EXPECT_EQ(out[r]->download(b * block, block), want) << "alltoall " << t << " rank " << r;
+      }
+    }
+    // Gather to the root: block b is rank b's first block.
+    ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+      return loomGather(in[r]->ptr, out[r]->ptr, count, t, root, c, s);
+    }),
+              loomSuccess)
+        << loomGetLastError(nullptr);
+    for (int b = 0; b < n; ++b) {
+      EXPECT_EQ(out[root]->download(b * block, block), input(b, count)) << "gather " << t;
+    }
+    // Scatter from the root: rank r gets the root's block r.
+    ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+      return loomScatter(in[r]->ptr, out[r]->ptr, count, t, root, c, s);
+    }),
+              loomSuccess)
+        << loomGetLastError(nullptr);
+    for (int r = 0; r < n; ++r) {
+      const std::vector<unsigned char> want(rootInput.begin() + r * block,
+                                            rootInput.begin() + (r + 1) * block);
+      EXPECT_EQ(out[r]->download(0, block), want) << "scatter " << t << " rank " << r;
+    }
+    // Send/recv around a ring: rank r receives rank r-1's first block.
+    ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+      const loomResult_t a = loomSend(in[r]->ptr, count, t, (r + 1) % n, c, s);
+      const loomResult_t b = loomRecv(out[r]->ptr, count, t, (r + n - 1) % n, c, s);
+      return a != loomSuccess ? a : b;
+    }),
+              loomSuccess)
+        << loomGetLastError(nullptr);
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(out[r]->download(0, block), input((r + n - 1) % n, count)) << "sendrecv " << t;
+    }
+  }
+}
+
+std::string shapeName(const testing::TestParamInfo<Shape>& info) {
+  return "n" + std::to_string(info.param.nranks) + "_count" + std::to_string(info.param.count);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, DeviceCollectives,
+                         testing::Values(Shape{2, 0}, Shape{2, 1}, Shape{2, 1031}, Shape{4, 1031},
+                                         Shape{8, 1}, Shape{8, 4097}),
+                         shapeName);
+
+// One large all-reduce (256 MiB of fp32 per rank, 2 ranks): the staged path
+// moves it through host memory and back.
+TEST(DeviceCollectivesLarge, AllReduce256MiB) {
+  const size_t count = size_t{64} << 20;
+  Ranks ranks(2);
+  std::vector<std::unique_ptr<Device>> bufs;
+  for (int r = 0; r < 2; ++r) {
+    std::vector<float> v(count);
+    for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>(valueOf(r, i));
+    bufs.push_back(std::make_unique<Device>(count * 4));
+    ASSERT_EQ(cudaMemcpy(bufs.back()->ptr, v.data(), count * 4, cudaMemcpyHostToDevice),
+              cudaSuccess);
+  }
+  ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+    return loomAllReduce(bufs[r]->ptr, bufs[r]->ptr, count, loomFloat32, loomSum, c, s);
+  }),
+            loomSuccess)
+      << loomGetLastError(nullptr);
+  std::vector<float> got(count);
+  ASSERT_EQ(cudaMemcpy(got.data(), bufs[1]->ptr, count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  size_t wrong = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (got[i] != static_cast<float>(valueOf(0, i) + valueOf(1, i))) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0u);
+}
+
+// Host and device buffers in one call are refused before anything moves.
+TEST(DeviceCollectivesRules, HostAndDeviceInOneCallIsInvalid) {
+  Ranks ranks(1);
+  Device d(64);
+  std::vector<float> host(16, 1.0f);
+  EXPECT_EQ(ranks.group([&](int, loomComm_t c, cudaStream_t s) {
+    return loomAllReduce(d.ptr, host.data(), 16, loomFloat32, loomSum, c, s);
+  }),
+            loomInvalidArgument);
+  EXPECT_EQ(host, std::vector<float>(16, 1.0f));
+}
+
+}  // namespace
+}  // namespace loom::gpu_test
