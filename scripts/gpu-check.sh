@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One command for a GPU machine: build Loom with CUDA, run the GPU tests
-# (ctest -L gpu), and keep the logs under $OUT when it is set.
+# (ctest -L gpu), run loom_perf on device buffers (all-reduce, all-gather,
+# reduce-scatter; 2, 4 and 8 ranks on one GPU), and keep the logs under $OUT
+# when it is set.
 #   scripts/gpu-check.sh [build-dir]      (default build-gpu; JOBS=16 by default)
 # Fails (exit 1) when there is no usable CUDA device, when the build fails, or
 # when any GPU test fails or is skipped: on a GPU machine a skip is a failure.
@@ -25,9 +27,9 @@ command -v nvcc > /dev/null || export PATH=/usr/local/cuda/bin:$PATH
 command -v nvcc > /dev/null || fail "no nvcc: install the CUDA toolkit"
 
 timeout 420 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOOM_WITH_CUDA=ON \
-  -DLOOM_BUILD_PERF=OFF > "$LOGS/configure.log" 2>&1 || fail "configure (see configure.log)"
+  -DLOOM_BUILD_PERF=ON > "$LOGS/configure.log" 2>&1 || fail "configure (see configure.log)"
 start=$(date +%s)
-timeout 420 cmake --build "$BUILD" -j"$JOBS" --target loom_gpu_tests loom_gpu_collective_tests \
+timeout 420 cmake --build "$BUILD" -j"$JOBS" --target loom_gpu_tests loom_gpu_collective_tests loom_perf \
   > "$LOGS/build.log" 2>&1 || fail "build (see build.log)"
 echo "build: $(( $(date +%s) - start )) s" >> "$LOGS/summary.txt"
 
@@ -36,4 +38,21 @@ echo "build: $(( $(date +%s) - start )) s" >> "$LOGS/summary.txt"
   fail "GPU tests (see ctest-gpu.log)"
 grep -q "Skipped" "$LOGS/ctest-gpu.log" && fail "GPU tests were skipped on a GPU machine"
 grep -E "tests passed|Total Test time" "$LOGS/ctest-gpu.log" >> "$LOGS/summary.txt"
+
+# Bandwidth on device buffers (the staged path until the kernel executor
+# lands): every size checked once (-c 1), then timed. A wrong value fails.
+perf_status=0
+for n in 2 4 8; do
+  for coll in allreduce allgather reducescatter; do
+    log="$LOGS/perf-$coll-$n.txt"
+    if ! timeout 120 "$BUILD/perf/loom_perf" "$coll" --device -t "$n" -b 8 -e 256M -f 8 \
+        -n 5 -w 1 -c 1 > "$log" 2>&1 || ! grep -q "Out of bounds values : 0 OK" "$log"; then
+      echo "perf $coll $n ranks: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
+      perf_status=1
+    else
+      echo "perf $coll $n ranks: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
+    fi
+  done
+done
+((perf_status == 0)) || fail "loom_perf on device buffers (see perf-*.txt)"
 echo "gpu-check: OK" | tee -a "$LOGS/summary.txt"

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,16 @@
 #include "table.h"
 
 namespace perf {
+
+/// Device memory for benchmarks on device buffers (loom_perf --device): the
+/// collective runs on device buffers; inputs are filled and outputs checked
+/// in host copies of the same layout.
+struct DeviceMemory {
+  void* (*alloc)(size_t bytes) = nullptr;  ///< throws on failure
+  void (*release)(void* ptr) = nullptr;
+  void (*copy)(void* dst, const void* src, size_t bytes, bool toDevice) = nullptr;
+  void (*synchronize)() = nullptr;  ///< waits for the device before a timer reads
+};
 
 struct RunConfig {
   std::string program;
@@ -30,7 +41,8 @@ struct RunConfig {
   int root = 0;
   AvgMode avgMode = AvgMode::Mean;
   std::string csvPath;
-  std::string settings;  // flags summary for the header
+  std::string settings;                  // flags summary for the header
+  const DeviceMemory* device = nullptr;  // null: host buffers
 };
 
 namespace detail {
@@ -89,6 +101,15 @@ inline int64_t runBenchmark(Backend& be, const RunConfig& cfg) {
   // Every layout fits in size bytes per buffer (see inputElems/outputElems).
   detail::Buffer send = detail::allocTouched(maxBytes);
   detail::Buffer recv = detail::allocTouched(maxBytes);
+  // With --device the calls use device buffers laid out like the host ones.
+  const DeviceMemory* dev = cfg.device;
+  using DevicePtr = std::unique_ptr<char, std::function<void(char*)>>;
+  auto deviceBuffer = [&](uint64_t bytes) {
+    return DevicePtr(static_cast<char*>(dev->alloc(bytes ? bytes : 1)),
+                     [dev](char* p) { dev->release(p); });
+  };
+  DevicePtr dsend = dev ? deviceBuffer(maxBytes) : DevicePtr(nullptr, [](char*) {});
+  DevicePtr drecv = dev ? deviceBuffer(maxBytes) : DevicePtr(nullptr, [](char*) {});
 
   int64_t wrongTotal = 0;
   double busBwSum = 0;
@@ -118,11 +139,23 @@ inline int64_t runBenchmark(Backend& be, const RunConfig& cfg) {
           if (inPlace && !be.hasInPlace(cfg.coll)) continue;
           const Layout lay =
               be.layout(cfg.coll, inPlace, send.get(), recv.get(), count, ts, cfg.root);
-          const Call call{cfg.coll, inPlace != 0, lay.input, lay.output, count, type, op, cfg.root};
+          const Layout run =
+              dev ? be.layout(cfg.coll, inPlace, dsend.get(), drecv.get(), count, ts, cfg.root)
+                  : lay;
+          const Call call{cfg.coll, inPlace != 0, run.input, run.output, count, type, op, cfg.root};
           const PerfOp fillOp = collReduces(cfg.coll) ? op : PerfOp::Sum;
           if (cfg.check) {
             fillInput(type, lay.input, inputElems(cfg.coll, count, n), rank, fillOp);
+            if (dev) {
+              dev->copy(dsend.get(), send.get(), bytes, true);
+              dev->copy(drecv.get(), recv.get(), bytes, true);
+            }
             be.run(call);
+            if (dev) {
+              dev->synchronize();
+              dev->copy(send.get(), dsend.get(), bytes, false);
+              dev->copy(recv.get(), drecv.get(), bytes, false);
+            }
             ExpectContext ctx{cfg.coll,
                               fillOp,
                               rank,
@@ -140,6 +173,7 @@ inline int64_t runBenchmark(Backend& be, const RunConfig& cfg) {
           const int64_t sentBefore = be.bytesSentSoFar();
           const auto start = std::chrono::steady_clock::now();
           for (int i = 0; i < cfg.iters; ++i) be.run(call);
+          if (dev) dev->synchronize();
           const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
           const int64_t sentAfter = be.bytesSentSoFar();
           if (sentBefore >= 0 && sentAfter >= sentBefore && cfg.iters > 0) {

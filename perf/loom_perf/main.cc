@@ -13,6 +13,7 @@
 
 #include "../common/options.h"
 #include "compress_flag.h"
+#include "device_memory.h"
 #include "loom_backend.h"
 #include "memcpy_bw.h"
 
@@ -106,6 +107,9 @@ int main(int argc, char** argv) {
                  "float data (results are lossy, so -c is turned off)")
       ->capture_default_str();
   app.add_flag("--memcpy", memcpyMode, "measure single-thread memcpy GB/s (64 MiB) and exit");
+  bool deviceBuffers = false;
+  app.add_flag("--device", deviceBuffers,
+               "run on CUDA device buffers (device 0; filled and checked through host copies)");
   CLI11_PARSE(app, argc, argv);
 
   if (memcpyMode) return perf::runMemcpyBandwidth();
@@ -127,6 +131,15 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "loom_perf: %s\n", e.what());
     return 2;
+  }
+  if (deviceBuffers) {
+    std::string why;
+    cfg.device = perf::cudaDeviceMemory(&why);
+    if (cfg.device == nullptr) {
+      std::fprintf(stderr, "loom_perf: --device: %s\n", why.c_str());
+      return 2;
+    }
+    cfg.settings += "  buffers: device";
   }
   if (compress != "none" && cfg.check) {
     std::printf("# --compress %s: results are lossy, value check (-c) turned off\n",
