@@ -43,7 +43,7 @@ test-tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOM_SANITIZE=thread \
 	  -DLOOM_WITH_CUDA=OFF -DLOOM_BUILD_PERF=OFF $(CMAKE_FLAGS)
 	cmake --build build-tsan -j$(JOBS) --target loom_unit_tests loom_multirank_tests
-	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 LOOM_TEST_SCOPE=reduced \
 	  ctest --output-on-failure -j$(JOBS) --timeout 900 -R 'threads|Bootstrap|PeerStatus|TcpExchange|ShmLink'
 
 test-sanitizers: test-asan test-tsan

@@ -18,7 +18,7 @@ OUT=${FUZZ_BUILD:-$ROOT/build-fuzz}
 RUN_SECONDS=${FUZZ_SECONDS:-60}
 CXX=${FUZZ_CXX:-clang++}
 JOBS=${FUZZ_JOBS:-1}
-ALL_TARGETS="unique_id rendezvous_messages rendezvous_frames tcp_wire peer_info topo_file"
+ALL_TARGETS="unique_id rendezvous_messages rendezvous_frames tcp_wire peer_info topo_file ibv_connection"
 TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 
 # The library sources each target links (beyond its own .cc).
@@ -29,6 +29,7 @@ sources_for() {
       echo "src/bootstrap/rendezvous_parser.cc src/bootstrap/peer_status.cc src/core/error.cc" ;;
     tcp_wire) echo "" ;;
     peer_info) echo "src/comm/peer_info.cc src/core/error.cc" ;;
+    ibv_connection) echo "transports/ibverbs/ibv_connection.cc src/core/error.cc" ;;
     topo_file)
       echo "src/topology/topo_file.cc src/topology/topo_file_save.cc src/topology/graph.cc" \
         "src/topology/paths.cc src/core/error.cc"
@@ -54,7 +55,8 @@ build() {
   local inputs=("$ROOT/tests/fuzz/fuzz_$target.cc")
   for s in $srcs; do inputs+=("$ROOT/$s"); done
   if [[ -x "$binary" ]] && [[ -z $(find "${inputs[@]}" "$ROOT/tests/fuzz" "$ROOT/src/bootstrap" \
-    "$ROOT/src/core" "$ROOT/src/comm" "$ROOT/src/topology" "$ROOT/transports/tcp" "$ROOT/include" \
+    "$ROOT/src/core" "$ROOT/src/comm" "$ROOT/src/topology" "$ROOT/transports/tcp" \
+    "$ROOT/transports/ibverbs" "$ROOT/include" \
     -newer "$binary" \( -name '*.h' -o -name '*.cc' \) -print -quit) ]]; then
     return 0
   fi

@@ -28,6 +28,9 @@
 namespace loom::tuner {
 struct TunerTopology;  // tuner/tuner_topology.h
 }
+namespace loom {
+class UcxWorker;  // transports/ucx/ucx_transport.h (UCX builds only)
+}
 
 namespace loom {
 /// Traffic counters (loomCommGetStats). Written only by the thread running the
@@ -55,6 +58,8 @@ struct loomComm {
   bool allLocal = true;  // every rank on this host, linked by shm
 
   std::unique_ptr<loom::TcpListener> tcpListener;
+  /// The UCX progress engine when LOOM_NET=ucx (links keep it alive too).
+  std::shared_ptr<loom::UcxWorker> ucxWorker;
   std::unique_ptr<loom::ShmDomain> shm;
   std::vector<std::unique_ptr<loom::Link>> links;  // by peer; null for self
   std::vector<loom::Link*> linkPtrs;               // same, as raw pointers for executors

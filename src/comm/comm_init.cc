@@ -5,6 +5,7 @@
 #include "collectives/algorithms.h"
 #include "comm/comm.h"
 #include "comm/comm_tuner.h"
+#include "comm/network_links.h"
 #include "core/env.h"
 #include "core/log.h"
 #include "topology/host_summary.h"
@@ -64,12 +65,14 @@ void connectLinks(Comm& comm, Deadline deadline) {
   const bool shmLinks = hostShm && comm.config.transport != TransportChoice::Tcp;
 
   std::vector<int> localPeers;
-  std::vector<int> tcpPeers;
+  std::vector<int> localTcpPeers;  // same host, but no shared memory
+  std::vector<int> remotePeers;
   for (int r = 0; r < comm.nranks; ++r) {
     if (r == comm.rank) continue;
     const bool sameHost = comm.peers[r].hostId == myHost;
     if (sameHost) localPeers.push_back(r);
-    if (!sameHost || !shmLinks) tcpPeers.push_back(r);
+    if (sameHost && !shmLinks) localTcpPeers.push_back(r);
+    if (!sameHost) remotePeers.push_back(r);
   }
   comm.allLocal = shmLinks && static_cast<int>(localPeers.size()) == comm.nranks - 1;
 
@@ -82,16 +85,20 @@ void connectLinks(Comm& comm, Deadline deadline) {
   if (comm.shm) comm.shm->unlinkOwn();
 
   comm.links.resize(static_cast<size_t>(comm.nranks));
-  if (!tcpPeers.empty()) {
+  auto keep = [&](const std::vector<int>& peers, std::vector<std::unique_ptr<Link>> made) {
+    for (size_t i = 0; i < peers.size(); ++i) {
+      comm.networkLinks.push_back(made[i].get());
+      comm.links[peers[i]] = std::move(made[i]);
+    }
+  };
+  if (!localTcpPeers.empty()) {
     std::vector<std::string> addresses;
     for (const auto& p : comm.peers) addresses.push_back(p.tcpAddress);
-    auto tcpLinks = connectTcpLinks(*comm.tcpListener, comm.rank, tcpPeers, addresses,
-                                    comm.id.tag(), comm.config.tcp, deadline, &comm.aborted);
-    for (size_t i = 0; i < tcpPeers.size(); ++i) {
-      comm.networkLinks.push_back(tcpLinks[i].get());
-      comm.links[tcpPeers[i]] = std::move(tcpLinks[i]);
-    }
+    keep(localTcpPeers, connectTcpLinks(*comm.tcpListener, comm.rank, localTcpPeers, addresses,
+                                        comm.id.tag(), comm.config.tcp, deadline, &comm.aborted));
   }
+  // Collective when ranks span hosts (every rank then has remote peers).
+  if (!remotePeers.empty()) keep(remotePeers, connectNetworkLinks(comm, remotePeers, deadline));
   if (shmLinks) {
     for (int peer : localPeers) comm.links[peer] = comm.shm->makeLink(peer);
   }

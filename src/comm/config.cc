@@ -27,6 +27,15 @@ TransportChoice parseTransport() {
   raise(ErrorCode::InvalidArgument, "LOOM_TRANSPORT='{}' is not one of shm, tcp", *text);
 }
 
+NetChoice parseNet() {
+  const auto text = envString("LOOM_NET");
+  if (!text || *text == "auto") return NetChoice::Auto;
+  if (*text == "tcp") return NetChoice::Tcp;
+  if (*text == "ucx") return NetChoice::Ucx;
+  if (*text == "ib") return NetChoice::Ib;
+  raise(ErrorCode::InvalidArgument, "LOOM_NET='{}' is not one of auto, tcp, ucx, ib", *text);
+}
+
 }  // namespace
 
 CommConfig CommConfig::fromEnvironment() {
@@ -34,6 +43,7 @@ CommConfig CommConfig::fromEnvironment() {
   c.timeout = std::chrono::seconds(envInt("LOOM_TIMEOUT", 300, 1, 7 * 24 * 3600));
   c.algorithm = parseAlgorithm();
   c.transport = parseTransport();
+  c.net = parseNet();
   c.check = envFlag("LOOM_CHECK", false);
   c.spinMicros = envInt("LOOM_SPIN_US", 5, 0, 1000000);
   c.yieldMicros = envInt("LOOM_YIELD_US", 1000, 0, 10000000);
@@ -64,11 +74,13 @@ size_t CommConfig::sliceBytes() const {
 
 std::string CommConfig::signature() const {
   return fmt::format(
-      "algo={} transport={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} tree={} chunk={} "
+      "algo={} transport={} net={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} tree={} "
+      "chunk={} "
       "channels={}",
-      algorithm ? static_cast<int>(*algorithm) : -1, static_cast<int>(transport), check,
-      shm.slotBytes, shm.slots, shm.arenaBytes, tcp.slotBytes, tcp.slots, directMaxBytes,
-      directOneShotBytes, treeMaxBytes, chunkBytes.value_or(0), channels);
+      algorithm ? static_cast<int>(*algorithm) : -1, static_cast<int>(transport),
+      static_cast<int>(net), check, shm.slotBytes, shm.slots, shm.arenaBytes, tcp.slotBytes,
+      tcp.slots, directMaxBytes, directOneShotBytes, treeMaxBytes, chunkBytes.value_or(0),
+      channels);
 }
 
 }  // namespace loom

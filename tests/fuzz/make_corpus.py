@@ -63,6 +63,13 @@ def tcp_ack(tag, rank):
     return b"LOOMTCPA" + struct.pack("<QII", tag, rank, 0)
 
 
+def ibv_connection(to_rank=1, layer=1, lid=7, psn=0x123456, mtu=5, gid=bytes(range(16)),
+                   slots=4, slot_bytes=1 << 19):
+    return (b"LOOMIBVC" + struct.pack("<HBBBBH", 1, 1, 3, mtu, layer, lid)
+            + struct.pack("<QIIII", 0x1122334455667788, 0, to_rank, 0xABCDE, psn) + gid
+            + struct.pack("<QIIQ", 0x7F0012345000, 0xDEADBEEF, slots, slot_bytes))
+
+
 def peer(host, pid, addr, sig):
     return b"loom-peer-1\n%s\n%s\n%s\n%s" % (host, pid, addr, sig)
 
@@ -118,6 +125,14 @@ def seeds():
         "ack": tcp_ack(0x1122334455667788, 5) + bytes(8),
         "ack_reserved_set": b"LOOMTCPA" + struct.pack("<QII", 1, 2, 3) + bytes(8),
         "garbage": b"LOOMTCPX" + bytes(24),
+    }
+    yield "ibv_connection", {
+        "infiniband": ibv_connection(),
+        "roce": ibv_connection(layer=2, lid=0, gid=bytes(10) + b"\xff\xff" + bytes([10, 0, 0, 7])),
+        "bundle3": b"".join(ibv_connection(to_rank=r) for r in (1, 2, 3)),
+        "psn_25_bits": ibv_connection(psn=1 << 24),
+        "roce_zero_gid": ibv_connection(layer=2, lid=0, gid=bytes(16)),
+        "truncated": ibv_connection()[:50],
     }
     yield "peer_info", {
         "valid": peer(b"node7/0c8a-boot", b"4242", b"10.0.0.7:41000", b"sig-1"),

@@ -64,6 +64,23 @@ for coll in ${MULTIHOST_COLLS:-allreduce allgather reducescatter broadcast reduc
   run "2x2-$coll" 0 1 0 1 -- "$coll" -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 || failed=1
   run "4x1-$coll" 0 1 2 3 -- "$coll" -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 || failed=1
 done
+# The same over UCX (LOOM_NET=ucx; UCX picks its tcp transport between the
+# namespaces): every collective on 2 hosts x 2 ranks and on 4 hosts x 1.
+if ldd "$perf" | grep -q libucp; then
+  for coll in ${MULTIHOST_COLLS:-allreduce allgather reducescatter broadcast reduce alltoall sendrecv}; do
+    RUN_ENV=LOOM_NET=ucx run "2x2-ucx-$coll" 0 1 0 1 -- "$coll" -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 ||
+      failed=1
+    RUN_ENV=LOOM_NET=ucx run "4x1-ucx-$coll" 0 1 2 3 -- "$coll" -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 ||
+      failed=1
+  done
+  if ! grep -q "over ucx" "$work/2x2-ucx-allreduce.0"; then
+    echo "FAIL: LOOM_NET=ucx did not connect over UCX (no log line)"
+    failed=1
+  fi
+else
+  echo "ucx: loom_perf does not link UCX (built without it): the UCX runs are left out"
+fi
+
 # The hierarchical all-reduce, forced: every dtype and op on 2 hosts x 2
 # interleaved ranks, and 2 hosts x 3 ranks (odd shards).
 RUN_ENV=LOOM_ALGO=hierarchical run "2x2-hierarchical" 0 1 0 1 -- \

@@ -1,0 +1,308 @@
+// connectUcxLinks: endpoints to every peer, then one handshake message each
+// way per pair. Every rank creates all its endpoints and sends at once and UCX
+// wires them up while both workers progress, so ranks need no connect/accept
+// order; the handshake is there to refuse a peer of another communicator (or
+// a worker address that is not the peer's).
+//
+// A rank is done once it has heard every peer and its own handshakes
+// completed locally. That a rank returns only then matters: it may block
+// elsewhere next (a bootstrap barrier) and stop progressing its worker, and
+// UCX needs both workers progressing to wire up an endpoint (a send on a new
+// endpoint does not complete while the peer is idle). Once a rank heard a
+// peer, that peer's endpoint to it is wired; once its own send completed,
+// its message is on the wire; so the peer can finish alone. An endpoint
+// flush would not help: with peer-failure handling it waits for the peer's
+// worker to answer.
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "transports/ucx/ucx_endpoint.h"
+#include "transports/ucx/ucx_link.h"
+#include "transports/ucx/ucx_transport.h"
+#include "transports/ucx/ucx_wire.h"
+#include "transports/ucx/ucx_worker.h"
+
+namespace loom {
+namespace {
+
+using ucx::Hello;
+
+// Longest sleep between looks at the deadline and the abort flag.
+constexpr std::chrono::milliseconds kWaitSlice{10};
+// How many refused strays the timeout message lists.
+constexpr size_t kStraysReported = 4;
+
+void validate(int myRank, const std::vector<int>& peers, size_t worldSize,
+              const UcxConfig& config) {
+  if (config.slots < 1 || config.slots > 4096 || config.slotBytes < 1 ||
+      config.slotBytes > (size_t{1} << 30)) {
+    raise(ErrorCode::InvalidArgument,
+          "ucx config out of range: slots={} (1..4096), slotBytes={} (1..1 GiB)", config.slots,
+          config.slotBytes);
+  }
+  if (myRank < 0 || static_cast<size_t>(myRank) >= worldSize) {
+    raise(ErrorCode::InvalidArgument, "ucx: rank {} outside the {} peer addresses", myRank,
+          worldSize);
+  }
+  std::vector<int> sorted = peers;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] < 0 || static_cast<size_t>(sorted[i]) >= worldSize || sorted[i] == myRank ||
+        (i > 0 && sorted[i] == sorted[i - 1])) {
+      raise(ErrorCode::InvalidArgument,
+            "ucx: peer {} of rank {} is invalid (out of [0, {}), itself, or repeated)", sorted[i],
+            myRank, worldSize);
+    }
+  }
+}
+
+class Handshake {
+ public:
+  Handshake(std::shared_ptr<ucx::WorkerState> worker, int myRank, uint64_t commTag,
+            const UcxConfig& config, const std::vector<std::string>& addresses)
+      : worker_(std::move(worker)),
+        myRank_(myRank),
+        commTag_(commTag),
+        slotBytes_(config.slotBytes),
+        addresses_(addresses),
+        memory_(std::make_shared<Memory>()) {
+    Hello{commTag, static_cast<uint32_t>(myRank), slotBytes_,
+          wire::fnv1a(addresses[static_cast<size_t>(myRank)])}
+        .encode(memory_->hello.data());
+  }
+
+  ~Handshake() {
+    std::vector<void*> requests;
+    for (Receive& r : receives_) {
+      if (r.request == nullptr) continue;
+      ucp_request_cancel(worker_->worker(), r.request);
+      requests.push_back(r.request);
+    }
+    for (auto& [rank, peer] : peers_) {
+      requests.push_back(peer.send);
+      peer.endpoint.reset();  // force-closes: completes the send
+    }
+    worker_->retire(std::move(requests), memory_);
+  }
+
+  Handshake(const Handshake&) = delete;
+  Handshake& operator=(const Handshake&) = delete;
+
+  void start(const std::vector<int>& ranks) {
+    for (int p : ranks) {
+      auto address = ucx::fromHex(addresses_[static_cast<size_t>(p)]);
+      if (!address) {
+        raise(ErrorCode::InvalidArgument,
+              "ucx: the address of rank {} is not a hex-encoded UCX worker address ({} chars)", p,
+              addresses_[static_cast<size_t>(p)].size());
+      }
+      peers_[p].endpoint = std::make_unique<ucx::Endpoint>(worker_, p, *address);
+    }
+    // One receive per expected hello; a refused stray's receive is posted again.
+    memory_->inbox.resize(ranks.size());
+    receives_.resize(ranks.size());
+    for (size_t i = 0; i < receives_.size(); ++i) post(i);
+    for (auto& [rank, peer] : peers_) {
+      ucp_request_param_t params{};
+      peer.send = check(ucp_tag_send_nbx(peer.endpoint->ep(), memory_->hello.data(), Hello::kBytes,
+                                         ucx::kHelloTag, &params),
+                        rank, "send its handshake");
+    }
+  }
+
+  /// Progresses; true once every peer is heard and our handshakes sent.
+  /// Throws RemoteError if a peer is unreachable or belongs elsewhere.
+  bool poll() {
+    worker_->progress();
+    for (size_t i = 0; i < receives_.size(); ++i) {
+      Receive& r = receives_[i];
+      if (r.request != nullptr) {
+        ucp_tag_recv_info_t info{};
+        const ucs_status_t status = ucp_tag_recv_request_test(r.request, &info);
+        if (status == UCS_INPROGRESS) continue;
+        ucp_request_free(r.request);
+        r = Receive{nullptr, true, status, info.length};
+      }
+      if (r.ready) {
+        r.ready = false;
+        if (!accept(r, memory_->inbox[i].data())) post(i);
+      }
+    }
+    bool done = true;
+    for (auto& [rank, peer] : peers_) {
+      done &= complete(peer.send, rank, "send its handshake") && peer.heard;
+      if (peer.endpoint->failure() != UCS_OK) {
+        raise(ErrorCode::RemoteError,
+              "ucx: rank {} cannot reach rank {}: {} (is it running, in this communicator?)",
+              myRank_, rank, ucx::statusText(peer.endpoint->failure()));
+      }
+    }
+    return done;
+  }
+
+  std::string pending() const {
+    std::vector<int> unheard;
+    std::vector<int> undelivered;
+    for (const auto& [rank, peer] : peers_) {
+      if (!peer.heard) {
+        unheard.push_back(rank);
+      } else if (peer.send != nullptr) {
+        undelivered.push_back(rank);
+      }
+    }
+    std::string out;
+    if (!unheard.empty()) {
+      out = fmt::format(
+          "the handshake of ranks {} (not started, unreachable, or in another communicator)",
+          fmt::join(unheard, ", "));
+    }
+    if (!undelivered.empty()) {
+      out += fmt::format("{}its handshake to ranks {} to be sent", out.empty() ? "" : "; ",
+                         fmt::join(undelivered, ", "));
+    }
+    if (!strays_.empty()) out += fmt::format("; refused: {}", fmt::join(strays_, "; "));
+    return out;
+  }
+
+  std::unique_ptr<ucx::Endpoint> take(int rank) { return std::move(peers_.at(rank).endpoint); }
+
+ private:
+  struct Peer {
+    std::unique_ptr<ucx::Endpoint> endpoint;
+    void* send = nullptr;  // in flight while set
+    bool heard = false;
+  };
+  struct Receive {
+    void* request = nullptr;  // in flight while set
+    bool ready = false;       // completed, not yet looked at
+    ucs_status_t status = UCS_OK;
+    size_t length = 0;
+  };
+  // What UCX reads and writes, kept alive past us if a request outlives us.
+  struct Memory {
+    std::array<uint8_t, Hello::kBytes> hello{};
+    std::vector<std::array<uint8_t, Hello::kBytes>> inbox;
+  };
+
+  void* check(ucs_status_ptr_t request, int rank, const char* what) const {
+    if (UCS_PTR_IS_ERR(request)) {
+      raise(ErrorCode::RemoteError, "ucx: rank {} could not {} to rank {}: {}", myRank_, what, rank,
+            ucx::statusText(UCS_PTR_STATUS(request)));
+    }
+    return request;
+  }
+
+  /// True once `request` completed (and frees it); throws if it failed.
+  bool complete(void*& request, int rank, const char* what) const {
+    if (request == nullptr) return true;
+    const ucs_status_t status = ucp_request_check_status(request);
+    if (status == UCS_INPROGRESS) return false;
+    ucp_request_free(request);
+    request = nullptr;
+    if (status != UCS_OK) {
+      raise(ErrorCode::RemoteError, "ucx: rank {} could not {} to rank {}: {}", myRank_, what, rank,
+            ucx::statusText(status));
+    }
+    return true;
+  }
+
+  void post(size_t i) {
+    receives_[i] =
+        Receive{ucx::postTagReceive(worker_->worker(), memory_->inbox[i].data(), Hello::kBytes,
+                                    ucx::kHelloTag, ucx::kHelloTagMask, -1)};
+  }
+
+  /// Checks one arrived hello. False if it is a stray (logged, remembered for
+  /// the timeout message); throws if a peer disagrees with us.
+  bool accept(const Receive& r, const uint8_t* bytes) {
+    Hello hello;
+    if (r.status != UCS_OK || r.length != Hello::kBytes || !hello.decode(bytes)) {
+      return stray(
+          fmt::format("a malformed handshake ({} bytes, {})", r.length, ucx::statusText(r.status)));
+    }
+    const auto it = peers_.find(static_cast<int>(hello.rank));
+    if (it == peers_.end()) {
+      return stray(fmt::format("a handshake from rank {} (communicator tag {:016x}), not a peer",
+                               hello.rank, hello.commTag));
+    }
+    const int rank = it->first;
+    if (hello.addressHash != wire::fnv1a(addresses_[static_cast<size_t>(rank)])) {
+      return stray(fmt::format(
+          "a handshake claiming rank {} from a worker that is not rank {}'s address", rank, rank));
+    }
+    // The message comes from the worker we know as `rank`: a disagreement is real.
+    if (hello.commTag != commTag_) {
+      raise(ErrorCode::RemoteError,
+            "ucx: rank {} refused the handshake of rank {}: communicator tag {:016x}, expected "
+            "{:016x} (the ranks are in different communicators)",
+            myRank_, rank, hello.commTag, commTag_);
+    }
+    if (hello.slotBytes != slotBytes_) {
+      raise(ErrorCode::RemoteError,
+            "ucx: rank {} refused the handshake of rank {}: {} byte slots, expected {} (ranks "
+            "disagree on the configuration)",
+            myRank_, rank, hello.slotBytes, slotBytes_);
+    }
+    if (it->second.heard) return stray(fmt::format("a second handshake from rank {}", rank));
+    it->second.heard = true;
+    return true;
+  }
+
+  bool stray(std::string what) {
+    LOOM_WARN("ucx: rank {} ignoring {}", myRank_, what);
+    if (strays_.size() < kStraysReported) strays_.push_back(std::move(what));
+    return false;
+  }
+
+  std::shared_ptr<ucx::WorkerState> worker_;
+  int myRank_;
+  uint64_t commTag_;
+  uint64_t slotBytes_;
+  const std::vector<std::string>& addresses_;
+  std::shared_ptr<Memory> memory_;
+  std::map<int, Peer> peers_;
+  std::vector<Receive> receives_;
+  std::vector<std::string> strays_;
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, int myRank,
+                                                   const std::vector<int>& peers,
+                                                   const std::vector<std::string>& peerAddresses,
+                                                   uint64_t commTag, const UcxConfig& config,
+                                                   Deadline deadline,
+                                                   const std::atomic<bool>* abortFlag) {
+  validate(myRank, peers, peerAddresses.size(), config);
+  if (peerAddresses[static_cast<size_t>(myRank)] != worker.address()) {
+    raise(ErrorCode::InvalidArgument,
+          "ucx: peerAddresses[{}] is not this worker's address (rank {} would not be recognised)",
+          myRank, myRank);
+  }
+  Handshake handshake(worker.state_, myRank, commTag, config, peerAddresses);
+  handshake.start(peers);
+  while (!handshake.poll()) {
+    if (abortFlag != nullptr && abortFlag->load()) {
+      raise(ErrorCode::Aborted, "ucx: rank {} aborted while waiting for {}", myRank,
+            handshake.pending());
+    }
+    if (deadline.expired()) {
+      raise(ErrorCode::RemoteError, "ucx: rank {} timed out waiting for {}", myRank,
+            handshake.pending());
+    }
+    worker.state_->wait(deadline.remaining(kWaitSlice));
+  }
+  std::vector<std::unique_ptr<Link>> links;
+  links.reserve(peers.size());
+  for (int p : peers) {
+    links.push_back(
+        std::make_unique<UcxLink>(worker.state_, handshake.take(p), commTag, myRank, config));
+  }
+  LOOM_INFO("ucx: rank {} connected {} links", myRank, links.size());
+  return links;
+}
+
+}  // namespace loom

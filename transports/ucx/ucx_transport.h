@@ -1,0 +1,73 @@
+// UCX links: a Link over UCP tag matching, for networks UCX drives better than
+// plain sockets (InfiniBand, RoCE; TCP and shared memory otherwise).
+//
+// Every rank owns one UcxWorker per communicator (a UCP context and worker),
+// publishes address() in its peer info, and then connects links to the peers it
+// needs with connectUcxLinks. UCX headers stay out of this header.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/deadline.h"
+#include "transports/link.h"
+
+namespace loom {
+
+namespace ucx {
+class WorkerState;
+}
+
+struct UcxConfig {
+  size_t slotBytes = size_t{512} << 10;  // largest message
+  int slots = 4;                         // messages in flight per direction
+};
+
+/// A UCP context and worker: the progress engine every UCX link of one
+/// communicator shares. Links keep it alive, so it may be destroyed before them.
+/// One thread at a time may use it and its links (UCS_THREAD_MODE_SERIALIZED).
+class UcxWorker {
+ public:
+  /// UCX settings for this worker only, as UCX's environment variables name
+  /// them with or without the UCX_ prefix ({"TLS", "rc,sm"}, {"NET_DEVICES",
+  /// "mlx5_0:1"}); they override the environment. Throws Error(InvalidArgument)
+  /// for a value UCX cannot parse (UCX only warns about unknown names),
+  /// Error(SystemError) with UCX's reason if UCX cannot initialise.
+  using Settings = std::vector<std::pair<std::string, std::string>>;
+  explicit UcxWorker(const Settings& settings = {});
+  ~UcxWorker();
+  UcxWorker(const UcxWorker&) = delete;
+  UcxWorker& operator=(const UcxWorker&) = delete;
+
+  /// The worker's address, hex-encoded (printable, no separators), for peers to
+  /// pass to connectUcxLinks.
+  const std::string& address() const;
+
+ private:
+  friend std::vector<std::unique_ptr<Link>> connectUcxLinks(
+      UcxWorker& worker, int myRank, const std::vector<int>& peers,
+      const std::vector<std::string>& peerAddresses, uint64_t commTag, const UcxConfig& config,
+      Deadline deadline, const std::atomic<bool>* abortFlag);
+
+  std::shared_ptr<ucx::WorkerState> state_;
+};
+
+/// Connects a link to every rank in `peers`. Every rank of the set calls this
+/// with the same `commTag` and `config.slotBytes`; each pair exchanges a
+/// handshake carrying (commTag, rank), and a peer of another communicator is
+/// refused with RemoteError on both sides. `peerAddresses` is indexed by rank
+/// (UcxWorker::address() of each). Throws RemoteError naming the ranks not heard
+/// from by `deadline`, Aborted once *abortFlag is set. Returns links in the
+/// order of `peers`.
+std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, int myRank,
+                                                   const std::vector<int>& peers,
+                                                   const std::vector<std::string>& peerAddresses,
+                                                   uint64_t commTag, const UcxConfig& config,
+                                                   Deadline deadline,
+                                                   const std::atomic<bool>* abortFlag);
+
+}  // namespace loom
