@@ -11,6 +11,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "transports/peer_list.h"
 #include "core/log.h"
 #include "core/socket.h"
 #include "transports/tcp/tcp_link.h"
@@ -39,20 +40,7 @@ void validate(int myRank, const std::vector<int>& peers, size_t worldSize,
           "(1..64)",
           config.slots, config.slotBytes, config.socketsPerPeer);
   }
-  if (myRank < 0 || static_cast<size_t>(myRank) >= worldSize) {
-    raise(ErrorCode::InvalidArgument, "tcp: rank {} outside the {} peer addresses", myRank,
-          worldSize);
-  }
-  std::vector<int> sorted = peers;
-  std::sort(sorted.begin(), sorted.end());
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted[i] < 0 || static_cast<size_t>(sorted[i]) >= worldSize || sorted[i] == myRank ||
-        (i > 0 && sorted[i] == sorted[i - 1])) {
-      raise(ErrorCode::InvalidArgument,
-            "tcp: peer {} of rank {} is invalid (out of [0, {}), itself, or repeated)", sorted[i],
-            myRank, worldSize);
-    }
-  }
+  checkPeerList("tcp", myRank, peers, worldSize);
 }
 
 // Phase 2: accepts until every expected (rank, socket) pair has said hello.

@@ -18,6 +18,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "transports/peer_list.h"
 #include "core/log.h"
 #include "transports/ucx/ucx_endpoint.h"
 #include "transports/ucx/ucx_link.h"
@@ -43,20 +44,7 @@ void validate(int myRank, const std::vector<int>& peers, size_t worldSize,
           "ucx config out of range: slots={} (1..4096), slotBytes={} (1..1 GiB)", config.slots,
           config.slotBytes);
   }
-  if (myRank < 0 || static_cast<size_t>(myRank) >= worldSize) {
-    raise(ErrorCode::InvalidArgument, "ucx: rank {} outside the {} peer addresses", myRank,
-          worldSize);
-  }
-  std::vector<int> sorted = peers;
-  std::sort(sorted.begin(), sorted.end());
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted[i] < 0 || static_cast<size_t>(sorted[i]) >= worldSize || sorted[i] == myRank ||
-        (i > 0 && sorted[i] == sorted[i - 1])) {
-      raise(ErrorCode::InvalidArgument,
-            "ucx: peer {} of rank {} is invalid (out of [0, {}), itself, or repeated)", sorted[i],
-            myRank, worldSize);
-    }
-  }
+  checkPeerList("ucx", myRank, peers, worldSize);
 }
 
 class Handshake {
