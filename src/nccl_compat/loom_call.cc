@@ -10,27 +10,14 @@
 #include "types.h"
 
 namespace loom_nccl {
-namespace {
-
-void refuseDeviceMemory(const void* buffer, const char* name) {
-  if (isDeviceMemory(buffer)) {
-    fail(ncclInvalidUsage,
-         "{} {} is CUDA device memory; Loom's NCCL shim takes host buffers until Loom's CUDA "
-         "path exists (docs/nccl-compat.md)",
-         name, buffer);
-  }
-}
-
-}  // namespace
-
 LoomCall prepareTransfer(ncclComm_t comm, const ncclDataType_t& type, const void* send,
                          const void* recv) {
   LoomCall call;
   call.comm = readyComm(comm).loom;
   call.type = toLoomType(type);
   call.send = send;
-  refuseDeviceMemory(send, "sendbuff");
-  refuseDeviceMemory(recv, "recvbuff");
+  // Device buffers go to Loom as they are: it stages them (docs/cuda.md).
+  (void)recv;
   return call;
 }
 
@@ -54,6 +41,13 @@ LoomCall prepareReduction(ncclComm_t comm, const ncclDataType_t& type, const ncc
          elementBytes);
   }
   const size_t inputCount = count * static_cast<size_t>(nranks);
+  // The scaled copy is made by the host, which cannot read device memory.
+  if (inputCount > 0 && isDeviceMemory(send)) {
+    fail(ncclInvalidUsage,
+         "op {} (ncclRedOpCreatePreMulSum) on a device sendbuff {}: the shim scales inputs on the "
+         "host and has no device kernel for it yet (docs/nccl-compat.md)",
+         enumValue(op), send);
+  }
   if (inputCount > 0 && send == nullptr) {
     fail(ncclInvalidArgument, "sendbuff is NULL with count {}", count);
   }

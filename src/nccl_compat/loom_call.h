@@ -22,9 +22,8 @@ struct LoomCall {
 /// How many input elements a reduction reads: `count`, or `count` per rank (reduce-scatter).
 enum class Input { Count, CountPerRank };
 
-/// For calls that move data: the communicator must be ready, the type one Loom
-/// has, and neither buffer device memory (refused with ncclInvalidUsage until
-/// Loom's CUDA path exists).
+/// For calls that move data: the communicator must be ready and the type one
+/// Loom has. Host and device buffers both pass (Loom stages device buffers).
 LoomCall prepareTransfer(ncclComm_t comm, const ncclDataType_t& type, const void* send,
                          const void* recv);
 
