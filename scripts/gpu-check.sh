@@ -29,7 +29,7 @@ command -v nvcc > /dev/null || fail "no nvcc: install the CUDA toolkit"
 timeout 420 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOOM_WITH_CUDA=ON \
   -DLOOM_BUILD_PERF=ON > "$LOGS/configure.log" 2>&1 || fail "configure (see configure.log)"
 start=$(date +%s)
-timeout 420 cmake --build "$BUILD" -j"$JOBS" --target loom_gpu_tests loom_gpu_collective_tests loom_perf \
+timeout 420 cmake --build "$BUILD" -j"$JOBS" --target loom_gpu_tests loom_gpu_collective_tests loom_perf loom_nccl \
   > "$LOGS/build.log" 2>&1 || fail "build (see build.log)"
 echo "build: $(( $(date +%s) - start )) s" >> "$LOGS/summary.txt"
 
@@ -55,4 +55,17 @@ for n in 2 4 8; do
   done
 done
 ((perf_status == 0)) || fail "loom_perf on device buffers (see perf-*.txt)"
+
+# PyTorch's NCCL backend on Loom's shim (issue 7's proof), when torch is here.
+shim="$BUILD/nccl/libnccl.so.2"
+set +e
+LD_PRELOAD="$shim" timeout 240 python3 "$ROOT/tests/nccl_compat/torch_check.py" \
+  > "$LOGS/torch-check.log" 2>&1
+torch_status=$?
+set -e
+case $torch_status in
+  0) echo "torch on the shim: OK" >> "$LOGS/summary.txt" ;;
+  77) echo "torch on the shim: SKIPPED ($(head -1 "$LOGS/torch-check.log"))" >> "$LOGS/summary.txt" ;;
+  *) fail "torch on the NCCL shim (see torch-check.log)" ;;
+esac
 echo "gpu-check: OK" | tee -a "$LOGS/summary.txt"
