@@ -47,6 +47,18 @@ bool hierarchicalFits(const HostGroups& hosts);
 /// Throws InvalidArgument when !hierarchicalFits(hosts) or `rank` is in no group.
 std::vector<RankPlan> hierarchicalAllReduce(const HostGroups& hosts, int rank, size_t count);
 
+/// Whether hostTreeAllReduce can run: at least 2 hosts, none empty.
+bool hostTreeFits(const HostGroups& hosts);
+
+/// `rank`'s part of a two-level tree all-reduce (Algorithm::HostTree) as three
+/// plans to run one after the other: a chain reduce inside the host to its
+/// first rank, a double binary tree all-reduce among the hosts' first ranks
+/// (an empty plan elsewhere), a chain broadcast inside the host. `inPlace`:
+/// the call's input and output are the same memory. Throws InvalidArgument
+/// when !hostTreeFits(hosts) or `rank` is in no group.
+std::vector<RankPlan> hostTreeAllReduce(const HostGroups& hosts, int rank, size_t count,
+                                        bool inPlace);
+
 /// Double binary tree over nranks: for tree t in {0,1}, the parent of `rank`
 /// (-1 at the root) and up to two children (-1 when absent). Every rank is an
 /// interior node in at most one of the two trees.

@@ -44,6 +44,8 @@ std::string toString(Algorithm a) {
       return "Star";
     case Algorithm::Hierarchical:
       return "Hierarchical";
+    case Algorithm::HostTree:
+      return "HostTree";
   }
   return fmt::format("Algorithm({})", static_cast<int>(a));
 }

@@ -40,6 +40,10 @@ enum class Algorithm : uint8_t {
   // host, ring all-reduce of each shard across hosts, ring all-gather inside
   // each host (hierarchicalAllReduce; not one plan).
   Hierarchical,
+  // All-reduce across hosts for small messages: chain reduce inside each host
+  // to its first rank, double binary tree among those, chain broadcast inside
+  // each host (hostTreeAllReduce; not one plan).
+  HostTree,
 };
 
 enum class BufferId : uint8_t { Input, Output, Scratch };

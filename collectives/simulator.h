@@ -35,8 +35,8 @@ struct SimOptions {
   /// share memory (as the C API's pointers do) or are two copies with the
   /// in-place layout's contents (plans must be correct either way).
   bool aliasInPlace = true;
-  /// simulateCollective with Algorithm::Hierarchical only: ranks grouped by
-  /// host (HostGroups in collectives/algorithms.h).
+  /// simulateCollective with Algorithm::Hierarchical or HostTree only: ranks
+  /// grouped by host (HostGroups in collectives/algorithms.h).
   std::vector<std::vector<int>> hosts;
 };
 

@@ -97,6 +97,9 @@ std::vector<RankPlan> phasesOf(const SimCollective& call, const PlanRequest& req
   if (call.algorithm == Algorithm::Hierarchical && call.collective == Collective::AllReduce) {
     return hierarchicalAllReduce(options.hosts, req.rank, req.count);
   }
+  if (call.algorithm == Algorithm::HostTree && call.collective == Collective::AllReduce) {
+    return hostTreeAllReduce(options.hosts, req.rank, req.count, req.inPlace);
+  }
   std::vector<RankPlan> one;
   one.push_back(makePlan(req));
   return one;

@@ -38,7 +38,7 @@ RankPlan oneStream(std::vector<Step> steps) {
   return plan;
 }
 
-/// The cross-host ring works in place on shard [offset, offset + count) of the output.
+/// Plans of a later phase work in place on [offset, offset + count) of the output.
 RankPlan onOutputShard(RankPlan plan, size_t offset) {
   for (auto& stream : plan.streams) {
     for (Step& s : stream) {
@@ -49,6 +49,26 @@ RankPlan onOutputShard(RankPlan plan, size_t offset) {
     }
   }
   return plan;
+}
+
+/// The reduction's final transform (avg's division) belongs to one phase only.
+RankPlan withoutFinalize(RankPlan plan) {
+  for (auto& stream : plan.streams) {
+    for (Step& s : stream) s.finalize = false;
+  }
+  return plan;
+}
+
+PlanRequest request(Collective c, Algorithm a, int rank, int nranks, size_t count, bool inPlace) {
+  PlanRequest req;
+  req.collective = c;
+  req.algorithm = a;
+  req.rank = rank;
+  req.nranks = nranks;
+  req.root = 0;
+  req.count = count;
+  req.inPlace = inPlace;
+  return req;
 }
 
 }  // namespace
@@ -91,6 +111,52 @@ std::vector<RankPlan> hierarchicalAllReduce(const HostGroups& hosts, int rank, s
       onOutputShard(makePlan(shard), chunkOffset(count, localRanks, seat.position)), across));
   phases.push_back(
       placePlan(oneStream(detail::ringAllGatherChunks(seat.position, localRanks, count)), local));
+  for (RankPlan& phase : phases) detail::dropEmpty(phase);
+  return phases;
+}
+
+bool hostTreeFits(const HostGroups& hosts) {
+  return hosts.size() >= 2 && std::none_of(hosts.begin(), hosts.end(),
+                                           [](const std::vector<int>& g) { return g.empty(); });
+}
+
+// For small messages, where hops cost more than bytes: each host reduces
+// along a chain to its first rank (the leader), the leaders all-reduce with a
+// double binary tree, and each leader broadcasts down its chain. Hosts may
+// hold different numbers of ranks.
+std::vector<RankPlan> hostTreeAllReduce(const HostGroups& hosts, int rank, size_t count,
+                                        bool inPlace) {
+  if (!hostTreeFits(hosts)) {
+    raise(ErrorCode::InvalidArgument,
+          "the host tree all-reduce needs at least 2 hosts, none empty; got {} hosts",
+          hosts.size());
+  }
+  const Seat seat = findSeat(hosts, rank);
+  const auto& local = hosts[static_cast<size_t>(seat.host)];
+  const int localRanks = static_cast<int>(local.size());
+  std::vector<int> leaders;
+  leaders.reserve(hosts.size());
+  for (const auto& group : hosts) leaders.push_back(group.front());
+
+  std::vector<RankPlan> phases;
+  phases.push_back(
+      placePlan(withoutFinalize(makePlan(request(Collective::Reduce, Algorithm::Ring, seat.position,
+                                                 localRanks, count, inPlace))),
+                local));
+  if (seat.position == 0) {
+    phases.push_back(
+        placePlan(onOutputShard(makePlan(request(Collective::AllReduce, Algorithm::Tree, seat.host,
+                                                 static_cast<int>(hosts.size()), count, true)),
+                                0),
+                  leaders));
+  } else {
+    phases.emplace_back();
+  }
+  phases.push_back(
+      placePlan(onOutputShard(makePlan(request(Collective::Broadcast, Algorithm::Ring,
+                                               seat.position, localRanks, count, true)),
+                              0),
+                local));
   for (RankPlan& phase : phases) detail::dropEmpty(phase);
   return phases;
 }

@@ -60,7 +60,8 @@ bool algorithmSupports(Algorithm algorithm, Collective collective) {
     case Algorithm::Direct:
       return false;  // runs on a shared arena, not as steps
     case Algorithm::Hierarchical:
-      return false;  // runs as phases (hierarchicalAllReduce), not as one plan
+    case Algorithm::HostTree:
+      return false;  // run as phases (hierarchical.cc), not as one plan
   }
   return false;
 }
@@ -97,6 +98,7 @@ RankPlan makePlan(const PlanRequest& req) {
       break;
     case Algorithm::Direct:
     case Algorithm::Hierarchical:
+    case Algorithm::HostTree:
       break;  // rejected by validate
   }
   detail::dropEmpty(plan);

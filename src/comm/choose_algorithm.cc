@@ -36,10 +36,12 @@ AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective c, size_t bytes) {
   AlgorithmChoice choice{Algorithm::Ring, comm.config.sliceBytes()};
   const bool directOk = comm.allLocal && directSupports(c);
   const bool hierarchicalOk = c == Collective::AllReduce && hierarchicalFits(comm.hostGroups);
+  const bool hostTreeOk = c == Collective::AllReduce && hostTreeFits(comm.hostGroups);
   if (comm.config.algorithm) {
     const Algorithm asked = *comm.config.algorithm;
     const bool runs = asked == Algorithm::Direct         ? directOk
                       : asked == Algorithm::Hierarchical ? hierarchicalOk
+                      : asked == Algorithm::HostTree     ? hostTreeOk
                                                          : algorithmSupports(asked, c);
     if (runs) {
       choice.algorithm = asked;
@@ -62,7 +64,8 @@ AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective c, size_t bytes) {
   const tuner::Choice picked = tuner::choose(*comm.tuner, request);
   choice.algorithm = picked.candidate.algorithm;
   if ((choice.algorithm == Algorithm::Direct && !directOk) ||
-      (choice.algorithm == Algorithm::Hierarchical && !hierarchicalOk)) {
+      (choice.algorithm == Algorithm::Hierarchical && !hierarchicalOk) ||
+      (choice.algorithm == Algorithm::HostTree && !hostTreeOk)) {
     choice.algorithm = Algorithm::Ring;
   }
   if (picked.candidate.chunkBytes > 0) {

@@ -97,7 +97,8 @@ struct loomComm {
 
   using PlanKey = std::tuple<int, int, size_t, int, bool>;
   std::map<PlanKey, std::shared_ptr<const loom::RankPlan>> planCache;
-  std::map<size_t, std::shared_ptr<const std::vector<loom::RankPlan>>> hierarchicalCache;
+  using PhasedKey = std::tuple<int, size_t, bool>;
+  std::map<PhasedKey, std::shared_ptr<const std::vector<loom::RankPlan>>> phasedCache;
   /// (collective, algorithm) pairs already logged at INFO.
   std::set<std::pair<loom::Collective, loom::Algorithm>> announcedChoices;
 
@@ -110,9 +111,10 @@ struct loomComm {
 
   /// The plan for `req`, built once per (collective, algorithm, count, root, in-place).
   std::shared_ptr<const loom::RankPlan> plan(const loom::PlanRequest& req);
-  /// The phases of a hierarchical all-reduce of `count` elements over hostGroups, built once per
-  /// count.
-  std::shared_ptr<const std::vector<loom::RankPlan>> hierarchicalPlan(size_t count);
+  /// The phases of a hierarchical or host-tree all-reduce of `count` elements
+  /// over hostGroups, built once per (algorithm, count, in-place).
+  std::shared_ptr<const std::vector<loom::RankPlan>> phasedPlan(loom::Algorithm algorithm,
+                                                                size_t count, bool inPlace);
 };
 
 namespace loom {

@@ -215,13 +215,18 @@ loomComm::~loomComm() {
   }
 }
 
-std::shared_ptr<const std::vector<loom::RankPlan>> loomComm::hierarchicalPlan(size_t count) {
-  auto it = hierarchicalCache.find(count);
-  if (it != hierarchicalCache.end()) return it->second;
-  if (hierarchicalCache.size() > 1024) hierarchicalCache.clear();
+std::shared_ptr<const std::vector<loom::RankPlan>> loomComm::phasedPlan(loom::Algorithm algorithm,
+                                                                        size_t count,
+                                                                        bool inPlace) {
+  const PhasedKey key{static_cast<int>(algorithm), count, inPlace};
+  auto it = phasedCache.find(key);
+  if (it != phasedCache.end()) return it->second;
+  if (phasedCache.size() > 1024) phasedCache.clear();
   auto made = std::make_shared<const std::vector<loom::RankPlan>>(
-      loom::hierarchicalAllReduce(hostGroups, rank, count));
-  hierarchicalCache.emplace(count, made);
+      algorithm == loom::Algorithm::HostTree
+          ? loom::hostTreeAllReduce(hostGroups, rank, count, inPlace)
+          : loom::hierarchicalAllReduce(hostGroups, rank, count));
+  phasedCache.emplace(key, made);
   return made;
 }
 

@@ -116,8 +116,9 @@ void setUpTuner(Comm& comm) {
   comm.tuner = std::make_unique<tuner::TunerTopology>(tuner::tunerTopologyFor(topology, rankNodes));
   comm.tuner->linkSlots = comm.config.tcp.slots;
   comm.ringOrder = comm.tuner->treeOrder;
-  // The hierarchical all-reduce's local rings follow the ring found inside each host.
-  if (comm.tuner->hierarchy) comm.hostGroups = comm.tuner->hierarchy->hosts;
+  // The hierarchical all-reduce's local rings and the host tree's chains
+  // follow the ring found inside each host.
+  if (!comm.tuner->hostRanks.empty()) comm.hostGroups = comm.tuner->hostRanks;
   LOOM_INFO("rank {}: {} hosts, network {:.2f} GB/s; ring order {}", comm.rank, hostIds.size(),
             slowest, fmt::join(comm.ringOrder, " "));
 }

@@ -15,8 +15,9 @@ std::optional<Algorithm> parseAlgorithm() {
   if (*text == "tree") return Algorithm::Tree;
   if (*text == "direct") return Algorithm::Direct;
   if (*text == "hierarchical") return Algorithm::Hierarchical;
-  raise(ErrorCode::InvalidArgument, "LOOM_ALGO='{}' is not one of ring, tree, direct, hierarchical",
-        *text);
+  if (*text == "hosttree") return Algorithm::HostTree;
+  raise(ErrorCode::InvalidArgument,
+        "LOOM_ALGO='{}' is not one of ring, tree, direct, hierarchical, hosttree", *text);
 }
 
 TransportChoice parseTransport() {

@@ -90,14 +90,17 @@ void runDirect(Comm& comm, const Operation& op, Waiter& waiter) {
 // Phases run one after the other with the same buffers. Each phase's
 // messages on a link are all received within that phase, so phases never mix
 // on a FIFO.
-void runHierarchical(Comm& comm, const Operation& op, size_t sliceBytes, Waiter& waiter) {
-  const auto phases = comm.hierarchicalPlan(op.count);
+void runPhases(Comm& comm, const Operation& op, Algorithm algorithm, size_t sliceBytes,
+               Waiter& waiter) {
+  const auto phases = comm.phasedPlan(algorithm, op.count, isInPlace(comm, op));
   StepExecutor executor(comm.linkPtrs, sliceBytes, waiter);
   const CountSent<StepExecutor> count{comm, executor};
+  std::vector<char> scratch;
   for (const RankPlan& phase : *phases) {
+    scratch.resize(phase.scratchElements * dataTypeSize(op.type));
     PlanJob job;
     job.plan = &phase;
-    job.buffers = {static_cast<const char*>(op.send), static_cast<char*>(op.recv), nullptr};
+    job.buffers = {static_cast<const char*>(op.send), static_cast<char*>(op.recv), scratch.data()};
     job.reduce = reduceContext(comm, op);
     job.elementSize = dataTypeSize(op.type);
     executor.run({&job, 1});
@@ -131,8 +134,8 @@ void runCollective(Comm& comm, const Operation& op) {
     runDirect(comm, op, waiter);
     return;
   }
-  if (algorithm == Algorithm::Hierarchical) {
-    runHierarchical(comm, op, choice.sliceBytes, waiter);
+  if (algorithm == Algorithm::Hierarchical || algorithm == Algorithm::HostTree) {
+    runPhases(comm, op, algorithm, choice.sliceBytes, waiter);
     return;
   }
   PlanRequest req;

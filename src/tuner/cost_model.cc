@@ -251,6 +251,50 @@ double directTime(const TunerTopology& t, size_t count, const Candidate& c) {
   });
 }
 
+// ---------------------------------------------------------------- host tree
+
+// A chain of hops carrying q slices: the first slice walks every hop, each
+// later one follows the slowest hop's period (the sender busy σ/β, or the
+// FIFO's D messages per round trip).
+double chainTime(const std::vector<LinkCost>& hops, size_t count, size_t slice, size_t slots) {
+  if (hops.empty() || count == 0) return 0;
+  const size_t slices = ceilDiv(count, slice);
+  const size_t average = ceilDiv(count, slices);
+  const std::vector<double> h = hopTimes(hops, average);
+  double walk = 0;
+  double period = 0;
+  for (size_t j = 0; j < hops.size(); ++j) {
+    walk += h[j];
+    period = std::max({period, transfer(average, hops[j]), h[j] / static_cast<double>(slots)});
+  }
+  return walk + static_cast<double>(slices - 1) * period;
+}
+
+// Chain reduce to each host's leader, double binary tree among the leaders,
+// chain broadcast back: three phases, each waiting for the one before.
+double hostTreeTime(const TunerTopology& t, size_t count, const Candidate& c) {
+  const size_t slice = c.chunkBytes / kModelElementBytes;
+  double up = 0;
+  double down = 0;
+  std::vector<int> leaders;
+  for (const std::vector<int>& host : t.hostRanks) {
+    leaders.push_back(host.front());
+    std::vector<LinkCost> toLeader;    // position p+1 -> p+2 ... -> leader, as the ring reduce runs
+    std::vector<LinkCost> fromLeader;  // leader -> position 1 -> ...
+    const size_t n = host.size();
+    for (size_t p = 1; p < n; ++p) toLeader.push_back(t.pair(host[p], host[(p + 1) % n]));
+    for (size_t p = 0; p + 1 < n; ++p) fromLeader.push_back(t.pair(host[p], host[p + 1]));
+    up = std::max(up, chainTime(toLeader, count, slice, t.linkSlots));
+    down = std::max(down, chainTime(fromLeader, count, slice, t.linkSlots));
+  }
+  TunerTopology top;
+  top.nranks = static_cast<int>(leaders.size());
+  top.pair = [&](int from, int to) { return t.pair(leaders[from], leaders[to]); };
+  for (int p = 0; p < top.nranks; ++p) top.treeOrder.push_back(p);
+  top.linkSlots = t.linkSlots;
+  return up + treeTime(top, count, c) + down;
+}
+
 }  // namespace
 
 bool modelled(const TunerTopology& topology, Collective collective, Algorithm algorithm) {
@@ -264,6 +308,8 @@ bool modelled(const TunerTopology& topology, Collective collective, Algorithm al
       return collective == Collective::AllReduce && topology.oneHost();
     case Algorithm::Hierarchical:
       return collective == Collective::AllReduce && topology.hierarchy.has_value();
+    case Algorithm::HostTree:
+      return collective == Collective::AllReduce && hostTreeFits(topology.hostRanks);
     default:
       return false;
   }
@@ -290,6 +336,8 @@ double predictMicroseconds(const TunerTopology& topology, Collective collective,
       return treeTime(topology, count, candidate);
     case Algorithm::Hierarchical:
       return hierarchicalTime(topology, count, candidate);
+    case Algorithm::HostTree:
+      return hostTreeTime(topology, count, candidate);
     default:
       return directTime(topology, count, candidate);
   }

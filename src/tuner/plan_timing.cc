@@ -71,7 +71,21 @@ Jobs directJobs(const TunerTopology& t, size_t count) {
   return jobs;
 }
 
-// Three simulations, one per phase: a phase starts when the last ended.
+// One simulation per phase: a phase starts when the last one ended.
+TimedResult phasedTime(const std::vector<std::vector<RankPlan>>& phases, const LinkCostFn& costs,
+                       const TimedSimOptions& options) {
+  TimedResult total;
+  for (size_t phase = 0; phase < phases.front().size(); ++phase) {
+    Jobs jobs(phases.size());
+    for (size_t r = 0; r < phases.size(); ++r) jobs[r].push_back({phases[r][phase], 0});
+    const TimedResult part = simulateTime(jobs, costs, options);
+    total.microseconds += part.microseconds;
+    total.messages += part.messages;
+    total.events += part.events;
+  }
+  return total;
+}
+
 TimedResult hierarchicalTime(const TunerTopology& t, size_t count, const TimedSimOptions& options) {
   const Hierarchy& h = *t.hierarchy;
   // Every message of the phases travels along one of the hierarchy's rings.
@@ -86,16 +100,16 @@ TimedResult hierarchicalTime(const TunerTopology& t, size_t count, const TimedSi
   const LinkCostFn costs = [&](int, int from, int to) { return hops.at({from, to}); };
   std::vector<std::vector<RankPlan>> phases;
   for (int r = 0; r < t.nranks; ++r) phases.push_back(hierarchicalAllReduce(h.hosts, r, count));
-  TimedResult total;
-  for (size_t phase = 0; phase < phases.front().size(); ++phase) {
-    Jobs jobs(t.nranks);
-    for (int r = 0; r < t.nranks; ++r) jobs[r].push_back({phases[r][phase], 0});
-    const TimedResult part = simulateTime(jobs, costs, options);
-    total.microseconds += part.microseconds;
-    total.messages += part.messages;
-    total.events += part.events;
+  return phasedTime(phases, costs, options);
+}
+
+TimedResult hostTreeTime(const TunerTopology& t, size_t count, const TimedSimOptions& options) {
+  std::vector<std::vector<RankPlan>> phases;
+  for (int r = 0; r < t.nranks; ++r) {
+    phases.push_back(hostTreeAllReduce(t.hostRanks, r, count, false));
   }
-  return total;
+  return phasedTime(
+      phases, [&t](int, int from, int to) { return t.pair(from, to); }, options);
 }
 
 // Ring channel k's hops cost what the ring search says they get with the
@@ -148,6 +162,7 @@ TimedResult simulateCandidate(const TunerTopology& topology, Collective collecti
   if (candidate.algorithm == Algorithm::Hierarchical) {
     return hierarchicalTime(topology, count, options);
   }
+  if (candidate.algorithm == Algorithm::HostTree) return hostTreeTime(topology, count, options);
   Jobs jobs;
   switch (candidate.algorithm) {
     case Algorithm::Ring:

@@ -47,8 +47,8 @@ void checkRequest(const Request& r) {
 std::vector<Choice> modelledCandidates(const TunerTopology& topology, const Request& request) {
   checkRequest(request);
   std::vector<Choice> out;
-  for (Algorithm a :
-       {Algorithm::Direct, Algorithm::Tree, Algorithm::Ring, Algorithm::Hierarchical}) {
+  for (Algorithm a : {Algorithm::Direct, Algorithm::Tree, Algorithm::Ring, Algorithm::Hierarchical,
+                      Algorithm::HostTree}) {
     if (!modelled(topology, request.collective, a)) continue;
     for (int channels : channelCandidates(topology, request, a)) {
       Choice best{{a, channels, 0}, std::numeric_limits<double>::infinity()};

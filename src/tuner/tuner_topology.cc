@@ -55,11 +55,16 @@ std::vector<RingChannel> ringsRunningTogether(const topo::RankGraph& graph,
   return out;
 }
 
-// Each host's ranks in the order `ring` visits them, so the local rings use
-// the links the ring search chose.
-std::optional<Hierarchy> hierarchyOf(const topo::RankGraph& graph, const std::vector<int>& ring) {
+// Each host's ranks in the order `ring` visits them, so chains and local rings
+// use the links the ring search chose.
+HostGroups hostsAlong(const topo::RankGraph& graph, const std::vector<int>& ring) {
   HostGroups hosts(static_cast<size_t>(graph.hostCount()));
   for (int r : ring) hosts[static_cast<size_t>(graph.hostOf(r))].push_back(r);
+  return hosts;
+}
+
+std::optional<Hierarchy> hierarchyOf(const topo::RankGraph& graph, const std::vector<int>& ring) {
+  HostGroups hosts = hostsAlong(graph, ring);
   if (!hierarchicalFits(hosts)) return std::nullopt;
   std::vector<std::vector<int>> across(hosts.front().size());
   for (const auto& host : hosts) {
@@ -88,6 +93,7 @@ TunerTopology describeTopology(const topo::RankGraph& graph, const std::vector<t
   }
   t.treeOrder = rings.front().order;
   t.hierarchy = hierarchyOf(graph, t.treeOrder);
+  if (t.hosts > 1) t.hostRanks = hostsAlong(graph, t.treeOrder);
   return t;
 }
 
@@ -141,6 +147,12 @@ TunerTopology replicateHosts(const topo::RankGraph& graph, const std::vector<top
   t.treeOrder = t.ringSets.front().front().order;
   // Host 0's local ring on every host; each cross-host ring's hops cost what
   // its crossing from host 0 to host 1 costs with all of them running.
+  if (hosts >= 2) {
+    const std::vector<int>& ring = t.ringSets.front().front().order;
+    for (int k = 0; k < hosts; ++k) {
+      t.hostRanks.emplace_back(ring.begin() + k * perHost, ring.begin() + (k + 1) * perHost);
+    }
+  }
   const auto base = hierarchyOf(graph, rings.front().order);
   if (base && hosts >= 2) {
     Hierarchy& h = t.hierarchy.emplace();

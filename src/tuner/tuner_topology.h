@@ -46,6 +46,9 @@ struct TunerTopology {
   /// Set when the ranks sit on two or more hosts with the same number (at
   /// least two) on each: what the hierarchical all-reduce runs on.
   std::optional<Hierarchy> hierarchy;
+  /// Each host's ranks in the first ring's order (the host-tree all-reduce's
+  /// chains; the first of each is its host's leader).
+  std::vector<std::vector<int>> hostRanks;
 
   bool oneHost() const { return hosts == 1; }
   int maxChannels() const { return static_cast<int>(ringSets.size()); }

@@ -87,6 +87,16 @@ RUN_ENV=LOOM_ALGO=hierarchical run "2x2-hierarchical" 0 1 0 1 -- \
   allreduce -b 4 -e 1M -f 64 -c 1 -n 1 -w 0 -d all -o all || failed=1
 RUN_ENV=LOOM_ALGO=hierarchical run "2x3-hierarchical" 0 1 0 1 0 1 -- \
   allreduce -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 || failed=1
+# The two-level tree (chains in the hosts, a tree among their first ranks),
+# forced: every dtype and op on 2 x 2 interleaved, and uneven hosts (3 + 1).
+RUN_ENV=LOOM_ALGO=hosttree run "2x2-hosttree" 0 1 0 1 -- \
+  allreduce -b 4 -e 1M -f 64 -c 1 -n 1 -w 0 -d all -o all || failed=1
+RUN_ENV=LOOM_ALGO=hosttree run "3+1-hosttree" 0 0 0 1 -- \
+  allreduce -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 || failed=1
+if ! grep -q "HostTree" "$work/2x2-hosttree.0"; then
+  echo "FAIL: LOOM_ALGO=hosttree did not run the host tree (no log line)"
+  failed=1
+fi
 if ! grep -q "Hierarchical" "$work/2x2-hierarchical.0"; then
   echo "FAIL: LOOM_ALGO=hierarchical did not run the hierarchical algorithm (no log line)"
   failed=1

@@ -65,10 +65,10 @@ expect simulate 8 '^ +[0-9]+ ranks'
 expect simulate 1 '^  1024 ranks  128 host\(s\):.*-> Ringx8'
 expect simulate 1 '^     8 ranks +1 host\(s\):.*-> Direct'
 run small --file "$DATA/cluster-16x-h100.xml" --simulate allreduce --bytes 8 --ranks 16,256
-# 2 hosts: the hierarchical ring (8 fast local hops + 1 exchange) beats the tree's
-# depth; 32 hosts: the tree's log depth wins.
+# 2 hosts: the hierarchical ring (8 fast local hops + 1 exchange) beats the
+# trees; 32 hosts: a tree among the hosts' first ranks, chains inside, wins.
 expect small 1 '^    16 ranks.*-> Hierarchical'
-expect small 1 '^   256 ranks.*-> Tree'
+expect small 1 '^   256 ranks.*-> HostTree'
 run checked --file "$DATA/dgx1-v100.xml" --simulate allreduce --bytes 64M --ranks 8 --check 8
 expect checked 1 '\[sim [0-9.]+ (us|ms)\].*-> Ringx4'
 

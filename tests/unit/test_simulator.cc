@@ -573,6 +573,69 @@ TEST(HierarchicalSim, EachHostSendsItsShareOnce) {
   }
 }
 
+// The two-level tree: any host sizes (one rank per host included), every
+// seating, counts 0..97, slices, in place and not, every reduce op.
+TEST(HostTreeSim, MatchesReferenceAcrossLayouts) {
+  std::mt19937 rng(21);
+  const std::vector<HostGroups> uneven = {{{0}, {1}}, {{0, 1, 2}, {3}}, {{4, 0}, {2}, {1, 3, 5}}};
+  std::vector<HostGroups> layouts = uneven;
+  for (int hosts : {2, 3, 4}) {
+    for (int perHost : {1, 2, 3}) {
+      for (Seating how : {Seating::Contiguous, Seating::Interleaved, Seating::Shuffled}) {
+        layouts.push_back(seat(hosts, perHost, how, rng));
+      }
+    }
+  }
+  for (const HostGroups& groups : layouts) {
+    int n = 0;
+    for (const auto& g : groups) n += static_cast<int>(g.size());
+    for (size_t count : {size_t{0}, size_t{1}, size_t{5}, size_t{97}}) {
+      for (int mode = 0; mode < 3; ++mode) {
+        for (size_t slice : {size_t{1}, size_t{7}, size_t{1} << 16}) {
+          SimCollective call{Collective::AllReduce, Algorithm::HostTree, n, count, 0, mode > 0};
+          SimOptions options;
+          options.hosts = groups;
+          options.sliceElements = slice;
+          options.aliasInPlace = mode == 1;
+          if (!runAndCheck(call, options)) return;
+        }
+      }
+      for (ReduceOp op : {ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
+        SimCollective call{Collective::AllReduce, Algorithm::HostTree, n, count, 0, false};
+        SimOptions options;
+        options.hosts = groups;
+        options.op = op;
+        options.sliceElements = 7;
+        if (!runAndCheck(call, options, mixedValue)) return;
+      }
+    }
+  }
+}
+
+// Only each host's first rank talks to other hosts, and it sends the whole
+// message up and down the tree a bounded number of times.
+TEST(HostTreeSim, OnlyLeadersCrossHosts) {
+  const HostGroups groups = {{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}};
+  for (int r = 0; r < 16; ++r) {
+    for (const RankPlan& phase : hostTreeAllReduce(groups, r, 1000, false)) {
+      for (const auto& stream : phase.streams) {
+        for (const Step& s : stream) {
+          for (int peer : {s.sendPeer, s.recvPeer}) {
+            if (peer < 0 || peer / 4 == r / 4) continue;
+            EXPECT_EQ(r % 4, 0) << "rank " << r << " talks to rank " << peer << " on another host";
+            EXPECT_EQ(peer % 4, 0) << "rank " << r << " talks to non-leader " << peer;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(hostTreeFits({{0, 1, 2}}));
+  EXPECT_FALSE(hostTreeFits({{0, 1}, {}}));
+  EXPECT_TRUE(hostTreeFits({{0}, {1, 2, 3}}));
+  EXPECT_THROW(hostTreeAllReduce({{0, 1}}, 0, 4, false), Error);
+  EXPECT_THROW(hostTreeAllReduce({{0}, {1}}, 2, 4, false), Error);
+}
+
 TEST(HierarchicalSim, RejectsLayoutsItCannotRun) {
   EXPECT_FALSE(hierarchicalFits({{0, 1, 2, 3}}));       // one host
   EXPECT_FALSE(hierarchicalFits({{0}, {1}}));           // one rank per host
