@@ -492,6 +492,35 @@ HostGroups seat(int hosts, int perHost, Seating how, std::mt19937& rng) {
   return groups;
 }
 
+// One layout through `algorithm`: every count, slices of 1 and 7 elements and
+// one larger than a step, in place (aliased and split) and not; then max, min
+// and avg. False after the first failure.
+bool checkLayout(Algorithm algorithm, const HostGroups& groups, const std::vector<size_t>& counts) {
+  int n = 0;
+  for (const auto& g : groups) n += static_cast<int>(g.size());
+  for (size_t count : counts) {
+    for (int mode = 0; mode < 3; ++mode) {
+      for (size_t slice : {size_t{1}, size_t{7}, size_t{1} << 16}) {
+        SimCollective call{Collective::AllReduce, algorithm, n, count, 0, mode > 0};
+        SimOptions options;
+        options.hosts = groups;
+        options.sliceElements = slice;
+        options.aliasInPlace = mode == 1;
+        if (!runAndCheck(call, options)) return false;
+      }
+    }
+    for (ReduceOp op : {ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
+      SimCollective call{Collective::AllReduce, algorithm, n, count, 0, false};
+      SimOptions options;
+      options.hosts = groups;
+      options.op = op;
+      options.sliceElements = 7;
+      if (!runAndCheck(call, options, mixedValue)) return false;
+    }
+  }
+  return true;
+}
+
 // Every layout of 2..4 hosts x 2..4 ranks, counts that leave shards (and
 // shards of shards) empty or uneven, slices of 1 and 7 elements and one
 // larger than a step, in place (aliased and split) and not, every reduce op.
@@ -499,31 +528,10 @@ TEST(HierarchicalSim, MatchesReferenceAcrossLayouts) {
   std::mt19937 rng(11);
   for (int hosts : {2, 3, 4}) {
     for (int perHost : {2, 3, 4}) {
-      const int n = hosts * perHost;
+      const size_t n = static_cast<size_t>(hosts * perHost);
       for (Seating how : {Seating::Contiguous, Seating::Interleaved, Seating::Shuffled}) {
-        const HostGroups groups = seat(hosts, perHost, how, rng);
-        for (size_t count :
-             {size_t{0}, size_t{1}, size_t(perHost - 1), size_t(n - 1), size_t(n), size_t{97}}) {
-          for (int mode = 0; mode < 3; ++mode) {
-            for (size_t slice : {size_t{1}, size_t{7}, size_t{1} << 16}) {
-              SimCollective call{
-                  Collective::AllReduce, Algorithm::Hierarchical, n, count, 0, mode > 0};
-              SimOptions options;
-              options.hosts = groups;
-              options.sliceElements = slice;
-              options.aliasInPlace = mode == 1;
-              if (!runAndCheck(call, options)) return;
-            }
-          }
-          for (ReduceOp op : {ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
-            SimCollective call{Collective::AllReduce, Algorithm::Hierarchical, n, count, 0, false};
-            SimOptions options;
-            options.hosts = groups;
-            options.op = op;
-            options.sliceElements = 7;
-            if (!runAndCheck(call, options, mixedValue)) return;
-          }
-        }
+        const std::vector<size_t> counts = {0, 1, size_t(perHost - 1), n - 1, n, 97};
+        if (!checkLayout(Algorithm::Hierarchical, seat(hosts, perHost, how, rng), counts)) return;
       }
     }
   }
@@ -577,8 +585,7 @@ TEST(HierarchicalSim, EachHostSendsItsShareOnce) {
 // seating, counts 0..97, slices, in place and not, every reduce op.
 TEST(HostTreeSim, MatchesReferenceAcrossLayouts) {
   std::mt19937 rng(21);
-  const std::vector<HostGroups> uneven = {{{0}, {1}}, {{0, 1, 2}, {3}}, {{4, 0}, {2}, {1, 3, 5}}};
-  std::vector<HostGroups> layouts = uneven;
+  std::vector<HostGroups> layouts = {{{0}, {1}}, {{0, 1, 2}, {3}}, {{4, 0}, {2}, {1, 3, 5}}};
   for (int hosts : {2, 3, 4}) {
     for (int perHost : {1, 2, 3}) {
       for (Seating how : {Seating::Contiguous, Seating::Interleaved, Seating::Shuffled}) {
@@ -587,28 +594,7 @@ TEST(HostTreeSim, MatchesReferenceAcrossLayouts) {
     }
   }
   for (const HostGroups& groups : layouts) {
-    int n = 0;
-    for (const auto& g : groups) n += static_cast<int>(g.size());
-    for (size_t count : {size_t{0}, size_t{1}, size_t{5}, size_t{97}}) {
-      for (int mode = 0; mode < 3; ++mode) {
-        for (size_t slice : {size_t{1}, size_t{7}, size_t{1} << 16}) {
-          SimCollective call{Collective::AllReduce, Algorithm::HostTree, n, count, 0, mode > 0};
-          SimOptions options;
-          options.hosts = groups;
-          options.sliceElements = slice;
-          options.aliasInPlace = mode == 1;
-          if (!runAndCheck(call, options)) return;
-        }
-      }
-      for (ReduceOp op : {ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
-        SimCollective call{Collective::AllReduce, Algorithm::HostTree, n, count, 0, false};
-        SimOptions options;
-        options.hosts = groups;
-        options.op = op;
-        options.sliceElements = 7;
-        if (!runAndCheck(call, options, mixedValue)) return;
-      }
-    }
+    if (!checkLayout(Algorithm::HostTree, groups, {0, 1, 5, 97})) return;
   }
 }
 
