@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "link_traffic.h"
 #include "transports/ucx/ucx_transport.h"
 
 namespace loom {
@@ -87,65 +88,9 @@ World connectAll(int nranks, const UcxConfig& config, uint64_t tag = 0xabc,
   return w;
 }
 
-uint8_t byteOf(int from, int to, int index, size_t i) {
-  return static_cast<uint8_t>(from * 131 + to * 31 + index * 7 + i * 13 + (i >> 8));
-}
-
-// Empty, tiny, odd, eager, rendezvous and full-slot messages.
-size_t sizeOf(int index, size_t slotBytes) {
-  const size_t sizes[] = {0, 1, 7, 1023, 65537, slotBytes, 200001 % (slotBytes + 1), 3};
-  return sizes[index % 8];
-}
-
-void waitIdle(const Links& links) {
-  std::vector<pollfd> fds;
-  for (const auto& l : links) fds.push_back({l->pollFd(), POLLIN, 0});
-  ::poll(fds.data(), fds.size(), 1);
-}
-
-// Every rank sends `count` messages to every peer and receives as many,
-// interleaved, checking each byte and the order.
-void exchange(int me, Links& links, int count, size_t slotBytes) {
-  std::vector<int> sent(links.size(), 0);
-  std::vector<int> received(links.size(), 0);
-  const Deadline deadline = Deadline::after(20s);
-  for (;;) {
-    bool done = true;
-    bool moved = false;
-    for (size_t i = 0; i < links.size(); ++i) {
-      Link& link = *links[i];
-      const int peer = link.peer();
-      moved |= link.progress();
-      if (sent[i] < count) {
-        const size_t size = sizeOf(sent[i], slotBytes);
-        if (auto* slot = static_cast<uint8_t*>(link.trySendSlot(size))) {
-          for (size_t b = 0; b < size; ++b) slot[b] = byteOf(me, peer, sent[i], b);
-          link.commitSend(size);
-          ++sent[i];
-          moved = true;
-        }
-      }
-      if (received[i] < count) {
-        const size_t size = sizeOf(received[i], slotBytes);
-        if (auto* data = static_cast<const uint8_t*>(link.tryRecv(size))) {
-          for (size_t b = 0; b < size; ++b) {
-            if (data[b] != byteOf(peer, me, received[i], b)) {
-              FAIL() << "rank " << me << " from " << peer << " message " << received[i] << " byte "
-                     << b;
-            }
-          }
-          link.releaseRecv();
-          ++received[i];
-          moved = true;
-        }
-      }
-      done &= sent[i] == count && received[i] == count && link.sendsDrained();
-    }
-    if (done) return;
-    ASSERT_FALSE(deadline.expired()) << "rank " << me << " stuck";
-    if (!moved) waitIdle(links);
-  }
-}
+using link_traffic::byteOf;
+using link_traffic::exchange;
+using link_traffic::waitIdle;
 
 // Waits for the next message on `link`, progressing it; nullptr at the deadline.
 const uint8_t* receive(Link& link, size_t bytes, Deadline deadline) {
