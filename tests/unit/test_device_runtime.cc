@@ -123,8 +123,7 @@ TEST(BufferRules, DeviceBuffersWithoutExecutorAreInvalidUsage) {
   std::string message;
   EXPECT_EQ(ruleFor(MemoryKind::Device, MemoryKind::Device, false, &message),
             ErrorCode::InvalidUsage);
-  EXPECT_NE(message.find("device buffers need a CUDA runtime with a device"),
-            std::string::npos)
+  EXPECT_NE(message.find("device buffers need a CUDA runtime with a device"), std::string::npos)
       << message;
   EXPECT_NO_THROW(checkBufferKinds("allreduce", MemoryKind::Device, MemoryKind::Device, true));
 }

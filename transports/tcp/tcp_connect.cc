@@ -11,9 +11,9 @@
 #include <map>
 
 #include "core/error.h"
-#include "transports/peer_list.h"
 #include "core/log.h"
 #include "core/socket.h"
+#include "transports/peer_list.h"
 #include "transports/tcp/tcp_link.h"
 #include "transports/tcp/tcp_transport.h"
 #include "transports/tcp/tcp_wire.h"

@@ -18,8 +18,8 @@
 #include <map>
 
 #include "core/error.h"
-#include "transports/peer_list.h"
 #include "core/log.h"
+#include "transports/peer_list.h"
 #include "transports/ucx/ucx_endpoint.h"
 #include "transports/ucx/ucx_link.h"
 #include "transports/ucx/ucx_transport.h"
