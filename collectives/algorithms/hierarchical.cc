@@ -95,13 +95,8 @@ std::vector<RankPlan> hierarchicalAllReduce(const HostGroups& hosts, int rank, s
   across.reserve(hosts.size());
   for (const auto& group : hosts) across.push_back(group[static_cast<size_t>(seat.position)]);
 
-  PlanRequest shard;
-  shard.collective = Collective::AllReduce;
-  shard.algorithm = Algorithm::Ring;
-  shard.rank = seat.host;
-  shard.nranks = nhosts;
-  shard.count = chunkSize(count, localRanks, seat.position);
-  shard.inPlace = true;
+  const PlanRequest shard = request(Collective::AllReduce, Algorithm::Ring, seat.host, nhosts,
+                                    chunkSize(count, localRanks, seat.position), true);
 
   std::vector<RankPlan> phases;
   // The average's division happens once, where the cross-host ring completes a sum.

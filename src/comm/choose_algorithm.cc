@@ -34,16 +34,22 @@ Algorithm ruleOfThumb(const Comm& comm, Collective c, size_t bytes) {
 
 AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective c, size_t bytes) {
   AlgorithmChoice choice{Algorithm::Ring, comm.config.sliceBytes()};
-  const bool directOk = comm.allLocal && directSupports(c);
-  const bool hierarchicalOk = c == Collective::AllReduce && hierarchicalFits(comm.hostGroups);
-  const bool hostTreeOk = c == Collective::AllReduce && hostTreeFits(comm.hostGroups);
+  // Whether `a` can run `c` on this communicator's ranks and hosts.
+  const auto canRun = [&](Algorithm a) {
+    switch (a) {
+      case Algorithm::Direct:
+        return comm.allLocal && directSupports(c);
+      case Algorithm::Hierarchical:
+        return c == Collective::AllReduce && hierarchicalFits(comm.hostGroups);
+      case Algorithm::HostTree:
+        return c == Collective::AllReduce && hostTreeFits(comm.hostGroups);
+      default:
+        return algorithmSupports(a, c);
+    }
+  };
   if (comm.config.algorithm) {
     const Algorithm asked = *comm.config.algorithm;
-    const bool runs = asked == Algorithm::Direct         ? directOk
-                      : asked == Algorithm::Hierarchical ? hierarchicalOk
-                      : asked == Algorithm::HostTree     ? hostTreeOk
-                                                         : algorithmSupports(asked, c);
-    if (runs) {
+    if (canRun(asked)) {
       choice.algorithm = asked;
       return choice;
     }
@@ -63,11 +69,7 @@ AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective c, size_t bytes) {
   request.overrides.channels = 1;
   const tuner::Choice picked = tuner::choose(*comm.tuner, request);
   choice.algorithm = picked.candidate.algorithm;
-  if ((choice.algorithm == Algorithm::Direct && !directOk) ||
-      (choice.algorithm == Algorithm::Hierarchical && !hierarchicalOk) ||
-      (choice.algorithm == Algorithm::HostTree && !hostTreeOk)) {
-    choice.algorithm = Algorithm::Ring;
-  }
+  if (!canRun(choice.algorithm)) choice.algorithm = Algorithm::Ring;
   if (picked.candidate.chunkBytes > 0) {
     choice.sliceBytes = std::min(choice.sliceBytes, picked.candidate.chunkBytes);
   }

@@ -71,8 +71,9 @@ struct loomComm {
   /// Ring position p of all-reduce plans runs on rank ringOrder[p] (the
   /// topology search's ring, one crossing per host); empty: position = rank.
   std::vector<int> ringOrder;
-  /// Ranks grouped by host (hosts in order of their lowest rank, each host's
-  /// ranks ascending), for the hierarchical all-reduce.
+  /// Ranks grouped by host, each host's ranks in ring order (set with the
+  /// tuner when ranks span hosts; empty on one host), for the hierarchical
+  /// and host-tree all-reduces.
   loom::HostGroups hostGroups;
 
   std::atomic<bool> aborted{false};

@@ -109,22 +109,6 @@ void connectLinks(Comm& comm, Deadline deadline) {
   for (size_t r = 0; r < comm.links.size(); ++r) comm.linkPtrs[r] = comm.links[r].get();
 }
 
-/// Hosts in order of their lowest rank; every rank derives the same groups.
-HostGroups groupByHost(const std::vector<PeerInfo>& peers) {
-  HostGroups groups;
-  std::vector<std::string> hostIds;
-  for (int r = 0; r < static_cast<int>(peers.size()); ++r) {
-    const auto it = std::find(hostIds.begin(), hostIds.end(), peers[r].hostId);
-    if (it == hostIds.end()) {
-      hostIds.push_back(peers[r].hostId);
-      groups.push_back({r});
-    } else {
-      groups[static_cast<size_t>(it - hostIds.begin())].push_back(r);
-    }
-  }
-  return groups;
-}
-
 }  // namespace
 
 std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
@@ -143,7 +127,6 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   comm->tcpListener = std::make_unique<TcpListener>(std::string());
   comm->peers = exchangePeerInfo(*comm, deadline);
   connectLinks(*comm, deadline);
-  comm->hostGroups = groupByHost(comm->peers);
   WaitPolicy& wait = comm->waitPolicy;
   wait.doorbell = comm->shm ? &comm->shm->myDoorbell() : nullptr;
   wait.abortFlag = &comm->aborted;

@@ -87,19 +87,19 @@ void runDirect(Comm& comm, const Operation& op, Waiter& waiter) {
   }
 }
 
-// Phases run one after the other with the same buffers. Each phase's
-// messages on a link are all received within that phase, so phases never mix
-// on a FIFO.
-void runPhases(Comm& comm, const Operation& op, Algorithm algorithm, size_t sliceBytes,
-               Waiter& waiter) {
-  const auto phases = comm.phasedPlan(algorithm, op.count, isInPlace(comm, op));
+// Runs `plans` one after the other on the op's buffers: one plan for most
+// algorithms, three phases for the hierarchical and host-tree all-reduces.
+// Each phase's messages on a link are all received within that phase, so
+// phases never mix on a FIFO.
+void runPlans(Comm& comm, const Operation& op, std::span<const RankPlan* const> plans,
+              size_t sliceBytes, Waiter& waiter) {
   StepExecutor executor(comm.linkPtrs, sliceBytes, waiter);
   const CountSent<StepExecutor> count{comm, executor};
   std::vector<char> scratch;
-  for (const RankPlan& phase : *phases) {
-    scratch.resize(phase.scratchElements * dataTypeSize(op.type));
+  for (const RankPlan* plan : plans) {
+    scratch.resize(plan->scratchElements * dataTypeSize(op.type));
     PlanJob job;
-    job.plan = &phase;
+    job.plan = plan;
     job.buffers = {static_cast<const char*>(op.send), static_cast<char*>(op.recv), scratch.data()};
     job.reduce = reduceContext(comm, op);
     job.elementSize = dataTypeSize(op.type);
@@ -135,7 +135,10 @@ void runCollective(Comm& comm, const Operation& op) {
     return;
   }
   if (algorithm == Algorithm::Hierarchical || algorithm == Algorithm::HostTree) {
-    runPhases(comm, op, algorithm, choice.sliceBytes, waiter);
+    const auto phases = comm.phasedPlan(algorithm, op.count, isInPlace(comm, op));
+    std::vector<const RankPlan*> plans;
+    for (const RankPlan& phase : *phases) plans.push_back(&phase);
+    runPlans(comm, op, plans, choice.sliceBytes, waiter);
     return;
   }
   PlanRequest req;
@@ -147,15 +150,8 @@ void runCollective(Comm& comm, const Operation& op) {
   req.count = op.count;
   req.inPlace = isInPlace(comm, op);
   const auto plan = comm.plan(req);
-  std::vector<char> scratch(plan->scratchElements * dataTypeSize(op.type));
-  PlanJob job;
-  job.plan = plan.get();
-  job.buffers = {static_cast<const char*>(op.send), static_cast<char*>(op.recv), scratch.data()};
-  job.reduce = reduceContext(comm, op);
-  job.elementSize = dataTypeSize(op.type);
-  StepExecutor executor(comm.linkPtrs, choice.sliceBytes, waiter);
-  const CountSent<StepExecutor> count{comm, executor};
-  executor.run({&job, 1});
+  const RankPlan* one = plan.get();
+  runPlans(comm, op, {&one, 1}, choice.sliceBytes, waiter);
 }
 
 namespace {
