@@ -425,6 +425,7 @@ TEST(BadInput, InitAllArguments) {
 TEST(BadInput, MalformedEnvironment) {
   for (const auto& [name, value] :
        std::vector<std::pair<std::string, std::string>>{{"LOOM_TRANSPORT", "carrier-pigeon"},
+                                                        {"LOOM_NET", "carrier-pigeon"},
                                                         {"LOOM_TIMEOUT", "soon"},
                                                         {"LOOM_ALGO", "magic"},
                                                         {"LOOM_CHUNK_SIZE", "10"},
