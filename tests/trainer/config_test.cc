@@ -63,8 +63,8 @@ TEST(CommandLine, ReadsFlags) {
             ParseOutcome::kRun)
       << error;
   EXPECT_EQ(o.grid.size(), 8);
-  EXPECT_EQ(o.compression.kind, loomCompressTopK);
-  EXPECT_DOUBLE_EQ(o.compression.ratio, 0.01);
+  EXPECT_EQ(o.compression.codec.kind, loomCompressTopK);
+  EXPECT_DOUBLE_EQ(o.compression.codec.ratio, 0.01);
   EXPECT_EQ(o.zero, 1);
   EXPECT_EQ(o.schedule, ScheduleKind::kAllForwardAllBackward);
   EXPECT_TRUE(o.checkpointActivations);
@@ -76,6 +76,9 @@ TEST(CommandLine, RejectsUnknownFlagsAndBadValues) {
                                                      {"--dp", "two"},
                                                      {"--compress", "zip"},
                                                      {"--compress", "topk:2"},
+                                                     {"--compress", "topk:0.01:warmup=-3"},
+                                                     {"--compress", "topk:0.01:warmup=2.5"},
+                                                     {"--compress", "topk:0.01:cooldown=5"},
                                                      {"--compress", "int8:block=100"},
                                                      {"--schedule", "zigzag"}};
   for (const auto& args : bad) {
@@ -88,14 +91,50 @@ TEST(CommandLine, RejectsUnknownFlagsAndBadValues) {
 }
 
 TEST(CompressionSpec, ParsesEveryForm) {
-  loomCompression c{};
+  CompressionSpec c;
   std::string error;
   ASSERT_TRUE(parseCompression("int8:block=64", &c, &error)) << error;
-  EXPECT_EQ(c.kind, loomCompressInt8);
-  EXPECT_EQ(c.block, 64);
-  EXPECT_EQ(compressionName(c), "int8:block=64");
+  EXPECT_EQ(c.codec.kind, loomCompressInt8);
+  EXPECT_EQ(c.codec.block, 64);
+  EXPECT_EQ(compressionName(c, 100), "int8:block=64");
+  ASSERT_TRUE(parseCompression("int8", &c, &error)) << error;
+  EXPECT_EQ(c.codec.block, 64);
   ASSERT_TRUE(parseCompression("none", &c, &error));
-  EXPECT_EQ(c.kind, loomCompressNone);
+  EXPECT_EQ(c.codec.kind, loomCompressNone);
+  EXPECT_EQ(compressionName(c, 100), "none");
+  ASSERT_TRUE(parseCompression("topk:0.01", &c, &error)) << error;
+  EXPECT_EQ(c.codec.kind, loomCompressTopK);
+  EXPECT_DOUBLE_EQ(c.codec.ratio, 0.01);
+  EXPECT_EQ(c.sparsityWarmup, -1);
+  EXPECT_EQ(compressionName(c, 200), "topk:0.01:warmup=50");  // a quarter of the run
+  ASSERT_TRUE(parseCompression("topk:0.05:warmup=0", &c, &error)) << error;
+  EXPECT_EQ(c.sparsityWarmup, 0);
+  EXPECT_EQ(compressionName(c, 200), "topk:0.05:warmup=0");
+}
+
+TEST(CompressionSpec, SparsityWarmupFallsFromAllToTheRatio) {
+  CompressionSpec c;
+  std::string error;
+  ASSERT_TRUE(parseCompression("topk:0.01:warmup=40", &c, &error)) << error;
+  EXPECT_DOUBLE_EQ(keptFractionAt(c, 0, 1000), 1.0);
+  EXPECT_NEAR(keptFractionAt(c, 20, 1000), 0.1, 1e-12);  // geometric midpoint
+  for (int step = 1; step < 40; ++step) {
+    EXPECT_LT(keptFractionAt(c, step, 1000), keptFractionAt(c, step - 1, 1000)) << step;
+    EXPECT_GT(keptFractionAt(c, step, 1000), 0.01) << step;
+  }
+  EXPECT_DOUBLE_EQ(keptFractionAt(c, 40, 1000), 0.01);
+  EXPECT_DOUBLE_EQ(keptFractionAt(c, 999, 1000), 0.01);
+  // Without a warm-up the ratio holds throughout.
+  ASSERT_TRUE(parseCompression("topk:0.01:warmup=0", &c, &error));
+  EXPECT_DOUBLE_EQ(keptFractionAt(c, 0, 1000), 0.01);
+  // The default lasts a quarter of the run.
+  ASSERT_TRUE(parseCompression("topk:0.01", &c, &error));
+  EXPECT_EQ(sparsityWarmupSteps(c, 200), 50);
+  EXPECT_GT(keptFractionAt(c, 49, 200), 0.01);
+  EXPECT_DOUBLE_EQ(keptFractionAt(c, 50, 200), 0.01);
+  // Other codecs have no warm-up.
+  ASSERT_TRUE(parseCompression("int8", &c, &error));
+  EXPECT_EQ(sparsityWarmupSteps(c, 200), 0);
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ TEST(TrainerParity, OverlappedDataParallelIsBitIdentical) {
   configs.push_back(tinyOptions(2, 1, 2));
   configs.back().zero = 1;
   configs.push_back(tinyOptions(2, 2, 1));
-  configs.back().compression.kind = loomCompressInt8;
+  configs.back().compression.codec.kind = loomCompressInt8;
   double overlapped = 0;
   for (TrainOptions o : configs) {
     o.bucketElements = 2048;

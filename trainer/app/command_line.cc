@@ -34,7 +34,7 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv, TrainOptions* o
       ->capture_default_str();
   std::string compress = "none";
   app.add_option("--compress", compress,
-                 "DP gradients: none, int8 (block 64), int8:block=N, topk:R")
+                 "DP gradients: none, int8 (block 64), int8:block=N, topk:R[:warmup=N]")
       ->capture_default_str();
   app.add_option("--zero", o.zero, "ZeRO stage: 0, or 1 (shard optimizer state over DP)")
       ->capture_default_str();

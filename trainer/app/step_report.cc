@@ -45,7 +45,7 @@ std::string runBanner(const TrainOptions& o, size_t stageParams, int worldSize) 
       " | checkpoint-activations %s | %zu params on rank 0",
       worldSize, o.grid.dp, o.grid.tp, o.grid.pp, o.model.layers, o.model.dModel, o.model.heads,
       o.model.seq, o.batch, o.microBatches, o.microBatchSize(), scheduleName(o.schedule),
-      compressionName(o.compression).c_str(), o.zero, o.checkpointActivations ? "on" : "off",
+      compressionName(o.compression, o.steps).c_str(), o.zero, o.checkpointActivations ? "on" : "off",
       stageParams);
   return line;
 }

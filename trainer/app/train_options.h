@@ -8,6 +8,7 @@
 #include <string>
 
 #include "model/model_config.h"
+#include "parallel/compression_spec.h"
 #include "parallel/grid.h"
 #include "parallel/pipeline_schedule.h"
 
@@ -25,8 +26,8 @@ struct TrainOptions {
   float weightDecay = 0.1f;
   float gradClip = 1.0f;  ///< global-norm clipping threshold; <= 0 turns it off
   uint64_t seed = 1337;
-  loomCompression compression{};  ///< zero: none
-  int zero = 0;                   ///< ZeRO stage: 0 or 1
+  CompressionSpec compression;  ///< DP gradients; default: none
+  int zero = 0;                 ///< ZeRO stage: 0 or 1
   ScheduleKind schedule = ScheduleKind::kOneForwardOneBackward;
   bool checkpointActivations = false;
   size_t bucketElements = 1 << 18;  ///< DP bucket size (1 MiB of fp32)

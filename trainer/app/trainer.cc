@@ -19,6 +19,7 @@ std::unique_ptr<GptStage> makeStage(const TrainOptions& o, ParallelGrid& grid) {
 AdamWConfig adamConfig(const TrainOptions& o) {
   AdamWConfig c;
   c.weightDecay = o.weightDecay;
+  c.holdZeroGradients = o.compression.codec.kind == loomCompressTopK && o.grid.dp > 1;
   return c;
 }
 
@@ -34,7 +35,7 @@ Trainer::Trainer(loomComm_t world, const TrainOptions& options, const Corpus& co
       grid_(world, options.grid, &clock_),
       stage_(makeStage(options, grid_)),
       sync_(stage_->params(), grid_.data(), options.bucketElements, options.zero == 1,
-            options.compression, options.overlapDp),
+            options.compression.codec, options.overlapDp),
       optimizer_(stage_->params(), sync_.ownedRanges(), adamConfig(options)),
       schedule_{options.lr, options.minLr, options.warmup, options.steps},
       runner_(*stage_, grid_.pipeline(), options.schedule) {}
@@ -72,6 +73,9 @@ StepStats Trainer::step(int step) {
   stage_->meter().resetPeak();
 
   const float tokens = static_cast<float>(options_.batch) * options_.model.seq;
+  if (options_.compression.codec.kind == loomCompressTopK) {
+    sync_.setKeptFraction(keptFractionAt(options_.compression, step, options_.steps));
+  }
   sync_.beginStep();
   const PipelineResult pipeline =
       runner_.run(sampleMicroBatches(step), 1.0f / tokens,

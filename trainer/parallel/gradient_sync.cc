@@ -51,13 +51,18 @@ GradientSync::~GradientSync() {
 void GradientSync::reduceBucket(size_t index) {
   float* grads = store_.grads().data();
   const Range& b = buckets_[index];
-  loomCompression c = compression_;
-  if (!feedback_.empty()) c.feedback = feedback_[index];
+  loomCompression c = exactThisStep_ ? loomCompression{} : compression_;
+  if (!feedback_.empty() && !exactThisStep_) c.feedback = feedback_[index];
   if (zero_) {
     dp_.reduceScatterSum(grads + b.begin, b.size() / dp_.size(), &c);
   } else {
     dp_.allReduceSum(grads + b.begin, b.size(), &c);
   }
+}
+
+void GradientSync::setKeptFraction(double ratio) {
+  exactThisStep_ = ratio >= kDenseFromFraction;
+  compression_.ratio = ratio;
 }
 
 void GradientSync::beginStep() {

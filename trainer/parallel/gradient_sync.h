@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "model/param_store.h"
+#include "parallel/compression_spec.h"
 #include "parallel/group_comm.h"
 
 namespace loom::train {
@@ -50,6 +51,9 @@ class GradientSync {
   void reduceGradients();
   /// ZeRO-1: every rank receives the parameters the others updated. No-op otherwise.
   void gatherParameters();
+  /// Top-k: the kept fraction of the next step's reductions (the sparsity
+  /// warm-up); from kDenseFromFraction on they are exact. Call between steps.
+  void setKeptFraction(double ratio);
 
   /// Where this rank's optimizer updates: the whole buffer, or its ZeRO shards.
   const std::vector<Range>& ownedRanges() const { return owned_; }
@@ -67,6 +71,7 @@ class GradientSync {
   GroupComm& dp_;
   bool zero_;
   loomCompression compression_;
+  bool exactThisStep_ = false;  ///< a dense warm-up step: no codec, residuals untouched
   std::vector<Range> buckets_;
   std::vector<Range> owned_;
   std::vector<Range> norm_;
