@@ -32,7 +32,7 @@ Threshold selectThreshold(Load load, size_t n, size_t k) {
   size_t need = k;
   uint32_t hist[kTopkMaxBins];
   for (int pass = 0; pass < kTopkPasses; ++pass) {
-    const uint32_t bins = 1u << kTopkDigitBits[pass];
+    const uint32_t bins = topkBins(pass);
     std::memset(hist, 0, bins * sizeof hist[0]);
     for (size_t i = 0; i < n; ++i) {
       const uint32_t m = magnitudeBits(load(i));
@@ -40,7 +40,7 @@ Threshold selectThreshold(Load load, size_t n, size_t k) {
     }
     uint32_t digit = bins - 1;
     while (hist[digit] < need) need -= hist[digit--];  // terminates: the counts sum to >= need
-    prefix |= digit << kTopkDigitShift[pass];
+    prefix |= digit << topkDigitShift(pass);
     prefixMask = topkPrefixMask(pass);
   }
   return {prefix, need};

@@ -17,18 +17,53 @@
 namespace loom::codec {
 
 inline constexpr int kTopkPasses = 3;
-inline constexpr int kTopkDigitShift[kTopkPasses] = {20, 9, 0};
-inline constexpr int kTopkDigitBits[kTopkPasses] = {11, 11, 9};
 inline constexpr int kTopkMaxBins = 1 << 11;
+
+// Functions rather than constexpr arrays: device code cannot index a host
+// array at run time.
+/// Where the digit of `pass` starts in the magnitude: bits 20, 9, 0.
+LOOM_HD constexpr int topkDigitShift(int pass) { return pass == 0 ? 20 : (pass == 1 ? 9 : 0); }
+/// Bits in the digit of `pass`: 11, 11, 9.
+LOOM_HD constexpr int topkDigitBits(int pass) { return pass == 2 ? 9 : 11; }
+/// Bins of the histogram of `pass`.
+LOOM_HD constexpr uint32_t topkBins(int pass) { return 1u << topkDigitBits(pass); }
 
 /// Digit of `mag` examined in `pass`.
 LOOM_HD uint32_t topkDigit(uint32_t mag, int pass) {
-  return (mag >> kTopkDigitShift[pass]) & ((1u << kTopkDigitBits[pass]) - 1u);
+  return (mag >> topkDigitShift(pass)) & (topkBins(pass) - 1u);
 }
 
 /// Mask of the magnitude bits fixed after passes 0..pass.
 LOOM_HD uint32_t topkPrefixMask(int pass) {
-  return 0x7fffffffu & ~((1u << kTopkDigitShift[pass]) - 1u);
+  return 0x7fffffffu & ~((1u << topkDigitShift(pass)) - 1u);
+}
+
+/// An element's contribution to the counts around threshold magnitude T: 1 << 32
+/// if its magnitude is above T, 1 if equal, 0 below. Summed (and prefix-summed)
+/// as one 64-bit word, the high half counts "above" and the low half "equal";
+/// neither half can carry into the other for chunks under 2^32 elements.
+LOOM_HD uint64_t topkClassify(uint32_t mag, uint32_t threshold) {
+  return mag > threshold ? (uint64_t{1} << 32) : (mag == threshold ? 1u : 0u);
+}
+
+/// Where an element lands in a top-k encoding when the selection is done in
+/// parallel. `above` and `equal` count the elements before it (by index) with
+/// magnitude above and equal to T; `take` is how many of the equal ones are
+/// kept (the lowest indices). A kept element's entry is its rank among the
+/// kept ones, above + min(equal, take), so entries come out in index order.
+/// Returns false for an element that is not kept. Advances the counts.
+LOOM_HD bool topkEntry(uint32_t mag, uint32_t threshold, uint32_t take, uint32_t& above,
+                       uint32_t& equal, uint32_t& entry) {
+  if (mag > threshold) {
+    entry = above + (equal < take ? equal : take);
+    ++above;
+    return true;
+  }
+  if (mag == threshold) {
+    entry = above + equal;
+    return equal++ < take;
+  }
+  return false;
 }
 
 /// Elements kept from a chunk of n: ceil(ratio * n), at least 1, at most n.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One command for a GPU machine: build Loom with CUDA, run the GPU tests
 # (ctest -L gpu), run loom_perf on device buffers (all-reduce, all-gather,
-# reduce-scatter; 2, 4 and 8 ranks on one GPU), and keep the logs under $OUT
-# when it is set.
+# reduce-scatter; 2, 4 and 8 ranks on one GPU), the kernel benchmarks
+# (loom_gpu_bench, torch.topk beside Loom's top-k when torch is here), and keep
+# the logs under $OUT when it is set.
 #   scripts/gpu-check.sh [build-dir]      (default build-gpu; JOBS=16 by default)
 # Fails (exit 1) when there is no usable CUDA device, when the build fails, or
 # when any GPU test fails or is skipped: on a GPU machine a skip is a failure.
@@ -30,6 +31,7 @@ timeout 420 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOOM_WITH_
   -DLOOM_BUILD_PERF=ON > "$LOGS/configure.log" 2>&1 || fail "configure (see configure.log)"
 start=$(date +%s)
 timeout 420 cmake --build "$BUILD" -j"$JOBS" --target loom_gpu_tests loom_gpu_collective_tests loom_perf loom_nccl \
+  loom_gpu_bench \
   > "$LOGS/build.log" 2>&1 || fail "build (see build.log)"
 echo "build: $(( $(date +%s) - start )) s" >> "$LOGS/summary.txt"
 
@@ -55,6 +57,20 @@ for n in 2 4 8; do
   done
 done
 ((perf_status == 0)) || fail "loom_perf on device buffers (see perf-*.txt)"
+
+# Kernel bandwidth beside the device's own D2D copy, and top-k beside torch.topk.
+timeout 120 "$BUILD/perf/gpu/loom_gpu_bench" > "$LOGS/kernel-bench.txt" 2>&1 ||
+  fail "loom_gpu_bench (see kernel-bench.txt)"
+grep -E "reduce fp32|int8|top-k" "$LOGS/kernel-bench.txt" | grep 268435456 >> "$LOGS/summary.txt" || true
+set +e
+timeout 120 python3 "$ROOT/perf/gpu/topk_vs_torch.py" > "$LOGS/topk-torch.txt" 2>&1
+topk_status=$?
+set -e
+case $topk_status in
+  0) echo "torch.topk 1 %: $(tail -1 "$LOGS/topk-torch.txt")" >> "$LOGS/summary.txt" ;;
+  77) echo "torch.topk: SKIPPED ($(head -1 "$LOGS/topk-torch.txt"))" >> "$LOGS/summary.txt" ;;
+  *) fail "topk_vs_torch.py (see topk-torch.txt)" ;;
+esac
 
 # PyTorch's NCCL backend on Loom's shim (issue 7's proof), when torch is here.
 shim="$BUILD/nccl/libnccl.so.2"

@@ -10,8 +10,8 @@
 
 #include "compression/counter_hash.h"
 #include "compression/cuda/device_int8.h"
+#include "compression/cuda/kernel_launch.cuh"
 #include "compression/int8_math.h"
-#include "device/element_types.cuh"
 
 namespace loom::cuda {
 namespace {
@@ -21,7 +21,6 @@ using namespace codec;
 constexpr int kWarp = 32;
 constexpr int kThreads = 256;
 constexpr int kWarpsPerBlock = kThreads / kWarp;
-constexpr size_t kMaxGrid = 4096;
 
 struct Layout {
   size_t n;
@@ -32,11 +31,6 @@ struct Layout {
 Layout layoutFor(size_t n, const CodecConfig& config) {
   const size_t block = config.block;
   return Layout{n, block, (n + block - 1) / block};
-}
-
-unsigned gridFor(size_t work, size_t perBlock) {
-  const size_t g = (work + perBlock - 1) / perBlock;
-  return static_cast<unsigned>(g == 0 ? 1 : (g < kMaxGrid ? g : kMaxGrid));
 }
 
 template <typename E>
@@ -85,15 +79,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename E>
-cudaError_t encodeAs(const void* src, const Layout& layout, void* dst, bool stochastic,
-                     uint64_t key, uint64_t firstIndex, cudaStream_t stream) {
-  int8EncodeKernel<E><<<gridFor(layout.blocks, kWarpsPerBlock), kThreads, 0, stream>>>(
-      static_cast<const typename E::Storage*>(src), layout, static_cast<unsigned char*>(dst),
-      stochastic, key, firstIndex);
-  return cudaGetLastError();
-}
-
 }  // namespace
 
 size_t int8EncodedBytes(size_t n, const CodecConfig& config) {
@@ -107,19 +92,13 @@ cudaError_t launchInt8Encode(const void* src, DataType type, size_t n, void* dst
   if (n == 0) return cudaSuccess;
   const Layout layout = layoutFor(n, config);
   const uint64_t key = streamKey(config.seed, context.counter);
-  switch (type) {
-    case DataType::Float32:
-      return encodeAs<NativeElem<float>>(src, layout, dst, config.stochastic, key,
-                                         context.firstIndex, stream);
-    case DataType::Float16:
-      return encodeAs<HalfElem>(src, layout, dst, config.stochastic, key, context.firstIndex,
-                                stream);
-    case DataType::Bfloat16:
-      return encodeAs<Bf16Elem>(src, layout, dst, config.stochastic, key, context.firstIndex,
-                                stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return withFloatElement(type, [&](auto element) {
+    using E = decltype(element);
+    int8EncodeKernel<E><<<gridFor(layout.blocks, kWarpsPerBlock), kThreads, 0, stream>>>(
+        static_cast<const typename E::Storage*>(src), layout, static_cast<unsigned char*>(dst),
+        config.stochastic, key, context.firstIndex);
+    return cudaGetLastError();
+  });
 }
 
 cudaError_t launchInt8DecodeAccumulate(const void* src, size_t n, const CodecConfig& config,

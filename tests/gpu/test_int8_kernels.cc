@@ -14,30 +14,10 @@
 #include "compression/int8_codec.h"
 #include "math/half.h"
 #include "tests/gpu/device_buffer.h"
+#include "tests/gpu/float_inputs.h"
 
 namespace loom::gpu_test {
 namespace {
-
-std::vector<unsigned char> values(DataType type, size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 3.0f);
-  std::vector<float> f(n);
-  for (size_t i = 0; i < n; ++i) f[i] = normal(rng);
-  // Special blocks at the start: a tiny one (denormals) and one holding inf / NaN.
-  for (size_t i = 0; i < n && i < 8; ++i) f[i] = 1e-40f * static_cast<float>(i);
-  if (n > 9) f[9] = std::numeric_limits<float>::infinity();
-  if (n > 17) f[17] = std::numeric_limits<float>::quiet_NaN();
-  std::vector<unsigned char> out(n * dataTypeSize(type));
-  for (size_t i = 0; i < n; ++i) {
-    if (type == DataType::Float32) {
-      std::memcpy(out.data() + 4 * i, &f[i], 4);
-    } else {
-      const uint16_t h = type == DataType::Float16 ? floatToHalf(f[i]) : floatToBf16(f[i]);
-      std::memcpy(out.data() + 2 * i, &h, 2);
-    }
-  }
-  return out;
-}
 
 class Int8Kernels : public testing::TestWithParam<std::tuple<DataType, uint32_t, bool>> {};
 
