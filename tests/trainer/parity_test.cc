@@ -112,6 +112,19 @@ TEST(TrainerParity, ZeroOneMatchesPlainDataParallel) {
   expectSameLosses(reference(), trainOnThreads(zeroGrid));
 }
 
+// With top-k, ZeRO-1 reduces by the same compressed all-reduce as plain DP
+// (a compressed reduce-scatter would drop part of each owner's sum), so the
+// runs agree; only the gradient norm's summation order differs.
+TEST(TrainerParity, ZeroOneWithTopKMatchesPlainDataParallel) {
+  TrainOptions plain = tinyOptions(2, 1, 1);
+  plain.steps = 30;
+  plain.compression.codec.kind = loomCompressTopK;
+  plain.compression.codec.ratio = 0.05;
+  TrainOptions zero = plain;
+  zero.zero = 1;
+  expectSameLosses(trainOnThreads(plain), trainOnThreads(zero), 1e-5);
+}
+
 TEST(TrainerParity, ActivationCheckpointingMatchesAndSavesMemory) {
   TrainOptions plain = tinyOptions(1, 2, 2);
   plain.model.layers = 4;  // two blocks per stage: block activations dominate the LM head's

@@ -53,7 +53,11 @@ void GradientSync::reduceBucket(size_t index) {
   const Range& b = buckets_[index];
   loomCompression c = exactThisStep_ ? loomCompression{} : compression_;
   if (!feedback_.empty() && !exactThisStep_) c.feedback = feedback_[index];
-  if (zero_) {
+  // Top-k under ZeRO-1 all-reduces too: a compressed reduce-scatter would
+  // select again from the owner's sum and drop the rest with no residual to
+  // keep it, and the sparse all-gather all-reduce moves the exact sum of what
+  // was selected. The rank then uses its own block, as after a reduce-scatter.
+  if (zero_ && c.kind != loomCompressTopK) {
     dp_.reduceScatterSum(grads + b.begin, b.size() / dp_.size(), &c);
   } else {
     dp_.allReduceSum(grads + b.begin, b.size(), &c);
