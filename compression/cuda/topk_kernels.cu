@@ -190,8 +190,11 @@ __global__ void topkCheckKernel(const unsigned char* src, uint32_t count, size_t
   }
 }
 
-__global__ void topkAccumulateKernel(const unsigned char* src, uint32_t count, float* acc,
-                                     const int* status) {
+/// Calls apply(index, value) for each entry of an encoding the check kernel
+/// passed (grid-stride); nothing if it failed.
+template <typename Apply>
+__device__ void forEachCheckedEntry(const unsigned char* src, uint32_t count, const int* status,
+                                    Apply apply) {
   if (*status != 0) return;
   const auto* indices = reinterpret_cast<const uint32_t*>(src + kHeaderBytes);
   const auto* values =
@@ -199,8 +202,15 @@ __global__ void topkAccumulateKernel(const unsigned char* src, uint32_t count, f
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t j = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < count;
        j += stride) {
-    acc[indices[j]] = addRn(acc[indices[j]], values[j]);  // indices are distinct: no race
+    apply(indices[j], values[j]);
   }
+}
+
+__global__ void topkAccumulateKernel(const unsigned char* src, uint32_t count, float* acc,
+                                     const int* status) {
+  // Indices are distinct (checked ascending), so no two threads add to one element.
+  forEachCheckedEntry(src, count, status,
+                      [acc](uint32_t i, float v) { acc[i] = addRn(acc[i], v); });
 }
 
 template <typename E>
@@ -215,15 +225,7 @@ __global__ void topkFillZeroKernel(typename E::Storage* out, size_t n, const int
 template <typename E>
 __global__ void topkScatterKernel(const unsigned char* src, uint32_t count,
                                   typename E::Storage* out, const int* status) {
-  if (*status != 0) return;
-  const auto* indices = reinterpret_cast<const uint32_t*>(src + kHeaderBytes);
-  const auto* values =
-      reinterpret_cast<const float*>(src + kHeaderBytes + count * sizeof(uint32_t));
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t j = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < count;
-       j += stride) {
-    out[indices[j]] = E::narrow(values[j]);
-  }
+  forEachCheckedEntry(src, count, status, [out](uint32_t i, float v) { out[i] = E::narrow(v); });
 }
 
 bool aligned4(const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; }
