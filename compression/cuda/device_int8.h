@@ -1,4 +1,4 @@
-// The int8 codec on device memory: encode and decode-accumulate kernels that
+// The int8 codec on device memory: encode, decode and decode-accumulate kernels that
 // produce the same bytes and floats as Int8Codec (compression/int8_codec.h) on
 // the same inputs, because both call the per-element math of
 // compression/int8_math.h and counter_hash.h.
@@ -31,5 +31,10 @@ cudaError_t launchInt8Encode(const void* src, DataType type, size_t n, void* dst
 /// Int8Codec::decodeAccumulate.
 cudaError_t launchInt8DecodeAccumulate(const void* src, size_t n, const CodecConfig& config,
                                        float* acc, cudaStream_t stream);
+
+/// out[i] = decoded[i] as `type` (fp32, fp16 or bf16; one rounding from the
+/// fp32 value), as Int8Codec::decode. cudaErrorInvalidValue for another type.
+cudaError_t launchInt8Decode(const void* src, size_t n, const CodecConfig& config, DataType type,
+                             void* out, cudaStream_t stream);
 
 }  // namespace loom::cuda

@@ -67,16 +67,28 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-__global__ void __launch_bounds__(kThreads)
-    int8DecodeAccumulateKernel(const unsigned char* src, Layout layout, float* acc) {
+/// Calls apply(i, value) for every element of an encoding (grid-stride).
+template <typename Apply>
+__device__ void forEachDequantized(const unsigned char* src, const Layout& layout, Apply apply) {
   const int8_t* codes = reinterpret_cast<const int8_t*>(src + layout.blocks * sizeof(float));
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < layout.n;
        i += stride) {
     float scale;
     memcpy(&scale, src + (i / layout.block) * sizeof(float), sizeof(float));
-    acc[i] = addRn(acc[i], int8Dequantize(codes[i], scale));
+    apply(i, int8Dequantize(codes[i], scale));
   }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    int8DecodeAccumulateKernel(const unsigned char* src, Layout layout, float* acc) {
+  forEachDequantized(src, layout, [acc](size_t i, float v) { acc[i] = addRn(acc[i], v); });
+}
+
+template <typename E>
+__global__ void __launch_bounds__(kThreads)
+    int8DecodeKernel(const unsigned char* src, Layout layout, typename E::Storage* out) {
+  forEachDequantized(src, layout, [out](size_t i, float v) { out[i] = E::narrow(v); });
 }
 
 }  // namespace
@@ -109,6 +121,19 @@ cudaError_t launchInt8DecodeAccumulate(const void* src, size_t n, const CodecCon
   int8DecodeAccumulateKernel<<<gridFor(n, kThreads), kThreads, 0, stream>>>(
       static_cast<const unsigned char*>(src), layout, acc);
   return cudaGetLastError();
+}
+
+cudaError_t launchInt8Decode(const void* src, size_t n, const CodecConfig& config, DataType type,
+                             void* out, cudaStream_t stream) {
+  if (config.block == 0) return cudaErrorInvalidValue;
+  const Layout layout = layoutFor(n, config);
+  return withFloatElement(type, [&](auto element) -> cudaError_t {
+    using E = decltype(element);
+    if (n == 0) return cudaSuccess;
+    int8DecodeKernel<E><<<gridFor(n, kThreads), kThreads, 0, stream>>>(
+        static_cast<const unsigned char*>(src), layout, static_cast<typename E::Storage*>(out));
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace loom::cuda

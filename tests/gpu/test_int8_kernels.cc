@@ -1,4 +1,4 @@
-// int8 device encode and decode-accumulate against Int8Codec, bit for bit:
+// int8 device encode, decode and decode-accumulate against Int8Codec, bit for bit:
 // fp32/fp16/bf16 input, nearest and stochastic rounding, blocks of 8 .. 4096,
 // sizes 0, 1, odd, large, plus tiny and non-finite blocks.
 #include <gtest/gtest.h>
@@ -59,6 +59,15 @@ TEST_P(Int8Kernels, MatchHostCodecBitForBit) {
     LOOM_CUDA_OK(cudaDeviceSynchronize());
     const auto accBytes = dacc.download();
     EXPECT_EQ(std::memcmp(accBytes.data(), acc.data(), n * sizeof(float)), 0);
+
+    // Decode into the input's type.
+    std::vector<unsigned char> out(n * dataTypeSize(type));
+    codec.decode(want.data(), bytes, n, type, out.data());
+    DeviceBuffer dout(out.size());
+    LOOM_CUDA_OK(
+        loom::cuda::launchInt8Decode(denc.as<char>() + 1, n, config, type, dout.get(), nullptr));
+    LOOM_CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_EQ(dout.download(), out);
   }
 }
 
