@@ -359,6 +359,55 @@ TEST(DeviceCollectivesLarge, AllReduce256MiB) {
   EXPECT_EQ(wrong, 0u);
 }
 
+// Compressed all-reduce (int8, top-k) on device buffers gives the same bits as
+// the same call on host buffers with the same inputs, on every rank.
+TEST(DeviceCollectivesCompressed, EqualTheHostResultBitForBit) {
+  constexpr int kRanks = 4;
+  constexpr size_t kCount = 4099;
+  Ranks ranks(kRanks);
+  std::vector<std::vector<float>> inputs(kRanks, std::vector<float>(kCount));
+  for (int r = 0; r < kRanks; ++r) {
+    for (size_t i = 0; i < kCount; ++i) {
+      inputs[r][i] = static_cast<float>(valueOf(r, i)) * 0.37f - static_cast<float>(i % 13) * 0.11f;
+    }
+  }
+  loomCompression int8{};
+  int8.kind = loomCompressInt8;
+  loomCompression topk{};
+  topk.kind = loomCompressTopK;
+  topk.ratio = 0.1;
+  for (const loomCompression& c : {int8, topk}) {
+    SCOPED_TRACE(testing::Message() << "codec " << static_cast<int>(c.kind));
+    std::vector<std::vector<float>> host = inputs;
+    std::vector<std::vector<float>> hostOut(kRanks, std::vector<float>(kCount));
+    ASSERT_EQ(ranks.group([&](int r, loomComm_t comm, cudaStream_t) {
+      return loomAllReduceEx(host[r].data(), hostOut[r].data(), kCount, loomFloat32, loomSum, &c,
+                             comm, nullptr);
+    }),
+              loomSuccess)
+        << loomGetLastError(nullptr);
+    std::vector<std::unique_ptr<Device>> send, recv;
+    for (int r = 0; r < kRanks; ++r) {
+      send.push_back(std::make_unique<Device>(kCount * 4));
+      recv.push_back(std::make_unique<Device>(kCount * 4));
+      ASSERT_EQ(cudaMemcpy(send[r]->ptr, inputs[r].data(), kCount * 4, cudaMemcpyHostToDevice),
+                cudaSuccess);
+    }
+    ASSERT_EQ(ranks.group([&](int r, loomComm_t comm, cudaStream_t s) {
+      return loomAllReduceEx(send[r]->ptr, recv[r]->ptr, kCount, loomFloat32, loomSum, &c, comm, s);
+    }),
+              loomSuccess)
+        << loomGetLastError(nullptr);
+    for (int r = 0; r < kRanks; ++r) {
+      std::vector<float> got(kCount);
+      ASSERT_EQ(cudaMemcpy(got.data(), recv[r]->ptr, kCount * 4, cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      EXPECT_EQ(std::memcmp(got.data(), hostOut[r].data(), kCount * 4), 0) << "rank " << r;
+      EXPECT_EQ(std::memcmp(hostOut[r].data(), hostOut[0].data(), kCount * 4), 0) << "rank " << r;
+    }
+  }
+}
+
 // Host and device buffers in one call are refused before anything moves.
 TEST(DeviceCollectivesRules, HostAndDeviceInOneCallIsInvalid) {
   Ranks ranks(1);
