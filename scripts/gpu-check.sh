@@ -1,39 +1,58 @@
 #!/usr/bin/env bash
 # One command for a GPU machine: build Loom with CUDA, run the GPU tests
-# (ctest -L gpu), run loom_perf on device buffers (all-reduce, all-gather,
-# reduce-scatter; 2, 4 and 8 ranks on one GPU), the kernel benchmarks
-# (loom_gpu_bench, torch.topk beside Loom's top-k when torch is here), and keep
-# the logs under $OUT when it is set.
+# (ctest -L gpu, the staged and the direct device paths), run loom_perf on
+# device buffers (all-reduce, all-gather, reduce-scatter; 2, 4 and 8 ranks on
+# one GPU), the kernel benchmarks (loom_gpu_bench, torch.topk beside Loom's
+# top-k when torch is here) and PyTorch on the NCCL shim, keeping the logs under
+# $OUT when it is set.
 #   scripts/gpu-check.sh [build-dir]      (default build-gpu; JOBS=16 by default)
-# Fails (exit 1) when there is no usable CUDA device, when the build fails, or
-# when any GPU test fails or is skipped: on a GPU machine a skip is a failure.
-# Budget: under 8 minutes on 16 cores (the CUDA targets build in about a minute).
+#   GPU_CHECK_PHASES="build test" scripts/gpu-check.sh    then    GPU_CHECK_PHASES=perf ...
+# Phases (default all three): build, test, perf. A device call is cut at 10
+# minutes, so on a warm machine the phases can go in two calls; build-gpu/ is
+# ignored by git and stays between them. summary.txt gets a time stamp per
+# phase, so a run that was cut shows where.
+# Fails (exit 1) when there is no usable CUDA device, when the driver is too old
+# for CUDA 13 binaries, when the build fails, or when any GPU test fails or is
+# skipped: on a GPU machine a skip is a failure.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build-gpu}
 JOBS=${JOBS:-16}
 LOGS=${OUT:-$BUILD/gpu-check-logs}
+PHASES=${GPU_CHECK_PHASES:-build test perf}
 mkdir -p "$LOGS"
 
 fail() {
   echo "gpu-check: FAILED: $*" | tee -a "$LOGS/summary.txt" >&2
   exit 1
 }
+stamp() { echo "$(date -u +%T) $*" >> "$LOGS/summary.txt"; }
+want() { [[ " $PHASES " == *" $1 "* ]]; }
 
-echo "gpu-check: $(date -u +%FT%TZ) on $(hostname)" > "$LOGS/summary.txt"
+echo "gpu-check: $(date -u +%FT%TZ) on $(hostname), phases: $PHASES" >> "$LOGS/summary.txt"
 command -v nvidia-smi > /dev/null || fail "no nvidia-smi: this machine has no NVIDIA driver"
 nvidia-smi > "$LOGS/nvidia-smi.txt" 2>&1 || fail "nvidia-smi failed: no usable GPU (see nvidia-smi.txt)"
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+[[ "$driver" =~ ^[0-9]+ ]] || fail "cannot read the driver version (see nvidia-smi.txt)"
+stamp "driver $driver"
+((${driver%%.*} >= 580)) || fail "driver $driver is older than R580, which CUDA 13 binaries need"
 command -v nvcc > /dev/null || export PATH=/usr/local/cuda/bin:$PATH
 command -v nvcc > /dev/null || fail "no nvcc: install the CUDA toolkit"
 
+if want build; then
+stamp "build: start"
 timeout 420 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOOM_WITH_CUDA=ON \
   -DLOOM_BUILD_PERF=ON > "$LOGS/configure.log" 2>&1 || fail "configure (see configure.log)"
 start=$(date +%s)
 timeout 420 cmake --build "$BUILD" -j"$JOBS" --target loom_gpu_tests loom_gpu_collective_tests loom_perf loom_nccl \
-  loom_gpu_bench \
+  loom_gpu_bench loom_cuda_kernels \
   > "$LOGS/build.log" 2>&1 || fail "build (see build.log)"
-echo "build: $(( $(date +%s) - start )) s" >> "$LOGS/summary.txt"
+stamp "build: $(( $(date +%s) - start )) s"
+fi
+
+if want test; then
+stamp "test: start"
 
 # ctest exits 0 when a test is skipped, so the skip is looked for explicitly.
 (cd "$BUILD" && timeout 300 ctest -L gpu --output-on-failure) > "$LOGS/ctest-gpu.log" 2>&1 ||
@@ -41,13 +60,27 @@ echo "build: $(( $(date +%s) - start )) s" >> "$LOGS/summary.txt"
 grep -q "Skipped" "$LOGS/ctest-gpu.log" && fail "GPU tests were skipped on a GPU machine"
 grep -E "tests passed|Total Test time" "$LOGS/ctest-gpu.log" >> "$LOGS/summary.txt"
 
-# Bandwidth on device buffers (the staged path until the kernel executor
-# lands): every size checked once (-c 1), then timed. A wrong value fails.
+# gpu.collectives_direct passed; make sure it was the direct path that ran
+# (it falls back to staging when the kernel plugin or a condition is missing).
+LOOM_CUDA_PATH=direct LOOM_DEBUG=INFO timeout 120 "$BUILD/tests/gpu/loom_gpu_collective_tests" \
+  --gtest_filter='DeviceCollectivesLarge.*' > "$LOGS/direct-path.log" 2>&1 ||
+  fail "direct device path (see direct-path.log)"
+grep -q "direct device path" "$LOGS/direct-path.log" ||
+  fail "LOOM_CUDA_PATH=direct fell back to staging (see direct-path.log)"
+stamp "direct device path: ran"
+fi
+
+if want perf; then
+stamp "perf: start"
+
+# Bandwidth on device buffers, every size checked once (-c 1), then timed; a
+# wrong value fails. The staged path (through host memory) to 64 MiB, the
+# direct path to 1 GiB.
 perf_status=0
 for n in 2 4 8; do
   for coll in allreduce allgather reducescatter; do
     log="$LOGS/perf-$coll-$n.txt"
-    if ! timeout 120 "$BUILD/perf/loom_perf" "$coll" --device -t "$n" -b 8 -e 256M -f 8 \
+    if ! timeout 120 "$BUILD/perf/loom_perf" "$coll" --device -t "$n" -b 8 -e 64M -f 8 \
         -n 5 -w 1 -c 1 > "$log" 2>&1 || ! grep -q "Out of bounds values : 0 OK" "$log"; then
       echo "perf $coll $n ranks: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
       perf_status=1
@@ -55,6 +88,16 @@ for n in 2 4 8; do
       echo "perf $coll $n ranks: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
     fi
   done
+done
+for n in 2 8; do
+  log="$LOGS/perf-allreduce-$n-direct.txt"
+  if ! LOOM_CUDA_PATH=direct timeout 120 "$BUILD/perf/loom_perf" allreduce --device -t "$n" \
+      -b 8 -e 1G -f 8 -n 5 -w 1 -c 1 > "$log" 2>&1 || ! grep -q "Out of bounds values : 0 OK" "$log"; then
+    echo "perf allreduce $n ranks direct: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
+    perf_status=1
+  else
+    echo "perf allreduce $n ranks direct: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
+  fi
 done
 ((perf_status == 0)) || fail "loom_perf on device buffers (see perf-*.txt)"
 
@@ -84,4 +127,6 @@ case $torch_status in
   77) echo "torch on the shim: SKIPPED ($(head -1 "$LOGS/torch-check.log"))" >> "$LOGS/summary.txt" ;;
   *) fail "torch on the NCCL shim (see torch-check.log)" ;;
 esac
-echo "gpu-check: OK" | tee -a "$LOGS/summary.txt"
+fi
+stamp "gpu-check: OK ($PHASES)"
+echo "gpu-check: OK ($PHASES)"

@@ -23,7 +23,8 @@ namespace loom::cuda {
 size_t topkEncodedBytes(size_t n, const CodecConfig& config);
 
 /// Device scratch launchTopkEncode needs for n elements (selection state,
-/// per-tile counts and the scan's temporary storage), 256-byte aligned.
+/// per-tile counts and the scan's temporary storage), 256-byte aligned; 0 if
+/// the scan could not size its storage (launchTopkEncode then refuses).
 size_t topkEncodeScratchBytes(size_t n);
 
 /// Encodes n elements of `type` (fp32, fp16 or bf16) from src into dst, which

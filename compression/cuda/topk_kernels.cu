@@ -60,8 +60,12 @@ ScratchLayout scratchLayout(size_t n) {
   l.counts = alignUp(sizeof(SelectState));
   l.offsets = l.counts + alignUp(tiles * sizeof(uint64_t));
   l.scanTemp = l.offsets + alignUp(tiles * sizeof(uint64_t));
-  cub::DeviceScan::ExclusiveSum(nullptr, l.scanTempBytes, static_cast<const uint64_t*>(nullptr),
-                                static_cast<uint64_t*>(nullptr), static_cast<int>(tiles));
+  // A failed size query leaves total at 0, which launchTopkEncode refuses.
+  if (cub::DeviceScan::ExclusiveSum(nullptr, l.scanTempBytes, static_cast<const uint64_t*>(nullptr),
+                                    static_cast<uint64_t*>(nullptr),
+                                    static_cast<int>(tiles)) != cudaSuccess) {
+    return l;
+  }
   l.total = l.scanTemp + alignUp(l.scanTempBytes);
   return l;
 }
@@ -271,6 +275,7 @@ cudaError_t launchTopkEncode(const void* src, DataType type, size_t n, void* dst
   }
   const auto k = static_cast<uint32_t>(topkKeptCount(n, config.ratio));
   const ScratchLayout layout = scratchLayout(n);
+  if (layout.total == 0) return cudaErrorInvalidValue;
   auto* base = static_cast<unsigned char*>(scratch);
   auto* state = reinterpret_cast<SelectState*>(base);
   auto* counts = reinterpret_cast<uint64_t*>(base + layout.counts);

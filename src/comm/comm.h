@@ -29,8 +29,9 @@ namespace loom::tuner {
 struct TunerTopology;  // tuner/tuner_topology.h
 }
 namespace loom {
-class UcxWorker;  // transports/ucx/ucx_transport.h (UCX builds only)
-}
+class UcxWorker;            // transports/ucx/ucx_transport.h (UCX builds only)
+struct DeviceDirectEvents;  // comm/device_direct.h
+}  // namespace loom
 
 namespace loom {
 /// Traffic counters (loomCommGetStats). Written only by the thread running the
@@ -102,6 +103,8 @@ struct loomComm {
   std::map<PhasedKey, std::shared_ptr<const std::vector<loom::RankPlan>>> phasedCache;
   /// (collective, algorithm) pairs already logged at INFO.
   std::set<std::pair<loom::Collective, loom::Algorithm>> announcedChoices;
+  /// Ordering events of the direct device path (comm/device_direct.h).
+  std::unique_ptr<loom::DeviceDirectEvents> deviceEvents;
 
   loomComm() = default;
   loomComm(const loomComm&) = delete;

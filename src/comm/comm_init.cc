@@ -5,6 +5,7 @@
 #include "collectives/algorithms.h"
 #include "comm/comm.h"
 #include "comm/comm_tuner.h"
+#include "comm/device_direct.h"
 #include "comm/network_links.h"
 #include "core/env.h"
 #include "core/log.h"

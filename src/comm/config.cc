@@ -37,12 +37,20 @@ NetChoice parseNet() {
   raise(ErrorCode::InvalidArgument, "LOOM_NET='{}' is not one of auto, tcp, ucx, ib", *text);
 }
 
+CudaPath parseCudaPath() {
+  const auto text = envString("LOOM_CUDA_PATH");
+  if (!text || *text == "staged") return CudaPath::Staged;
+  if (*text == "direct") return CudaPath::Direct;
+  raise(ErrorCode::InvalidArgument, "LOOM_CUDA_PATH='{}' is not one of staged, direct", *text);
+}
+
 }  // namespace
 
 CommConfig CommConfig::fromEnvironment() {
   CommConfig c;
   c.timeout = std::chrono::seconds(envInt("LOOM_TIMEOUT", 300, 1, 7 * 24 * 3600));
   c.algorithm = parseAlgorithm();
+  c.cudaPath = parseCudaPath();
   c.transport = parseTransport();
   c.net = parseNet();
   c.check = envFlag("LOOM_CHECK", false);
@@ -75,13 +83,12 @@ size_t CommConfig::sliceBytes() const {
 
 std::string CommConfig::signature() const {
   return fmt::format(
-      "algo={} transport={} net={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} tree={} "
-      "chunk={} "
-      "channels={}",
+      "algo={} transport={} net={} cuda={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} "
+      "tree={} chunk={} channels={}",
       algorithm ? static_cast<int>(*algorithm) : -1, static_cast<int>(transport),
-      static_cast<int>(net), check, shm.slotBytes, shm.slots, shm.arenaBytes, tcp.slotBytes,
-      tcp.slots, directMaxBytes, directOneShotBytes, treeMaxBytes, chunkBytes.value_or(0),
-      channels);
+      static_cast<int>(net), static_cast<int>(cudaPath), check, shm.slotBytes, shm.slots,
+      shm.arenaBytes, tcp.slotBytes, tcp.slots, directMaxBytes, directOneShotBytes, treeMaxBytes,
+      chunkBytes.value_or(0), channels);
 }
 
 }  // namespace loom

@@ -16,12 +16,15 @@ namespace loom {
 enum class TransportChoice { Auto, Shm, Tcp };
 /// LOOM_NET: what links ranks on different hosts (comm/network_links.h).
 enum class NetChoice { Auto, Tcp, Ucx, Ib };
+/// LOOM_CUDA_PATH: how collectives on device buffers run (comm/device_direct.h).
+enum class CudaPath { Staged, Direct };
 
 struct CommConfig {
   std::chrono::milliseconds timeout{300000};          // LOOM_TIMEOUT (seconds)
   std::optional<Algorithm> algorithm;                 // LOOM_ALGO
   TransportChoice transport = TransportChoice::Auto;  // LOOM_TRANSPORT
   NetChoice net = NetChoice::Auto;                    // LOOM_NET
+  CudaPath cudaPath = CudaPath::Staged;               // LOOM_CUDA_PATH
   bool check = false;                                 // LOOM_CHECK
   long spinMicros = 5;                                // LOOM_SPIN_US
   long yieldMicros = 1000;                            // LOOM_YIELD_US

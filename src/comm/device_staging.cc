@@ -19,6 +19,17 @@ const device::DeviceRuntime& runtime() {
 
 }  // namespace
 
+void waitForStreamOrderedHostBuffers(std::span<const Operation> ops) {
+  std::vector<void*> waited;
+  for (const Operation& op : ops) {
+    if (!op.streamOrdered || op.onDevice) continue;
+    if (std::find(waited.begin(), waited.end(), op.stream) != waited.end()) continue;
+    const device::DeviceRuntime& rt = runtime();
+    rt.check(rt.streamSynchronize(op.stream), "waiting for the caller's stream");
+    waited.push_back(op.stream);
+  }
+}
+
 DeviceStaging::DeviceStaging(const Comm& comm, std::span<const Operation> ops)
     : hostOps_(ops.begin(), ops.end()) {
   for (Operation& op : hostOps_) {

@@ -13,6 +13,11 @@
 
 namespace loom {
 
+/// Waits for the streams of the ops whose buffers are host-accessible but known
+/// to CUDA (pinned, managed): the host executor reads them directly, so the
+/// caller's earlier work on those streams must have finished.
+void waitForStreamOrderedHostBuffers(std::span<const Operation> ops);
+
 class DeviceStaging {
  public:
   /// Copies the inputs of every op with onDevice to host memory and waits for

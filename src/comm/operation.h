@@ -28,6 +28,9 @@ struct Operation {
   void* stream = nullptr;
   /// Set by validateOperation: the buffers are device memory.
   bool onDevice = false;
+  /// Set by validateOperation: the buffers are known to CUDA (device, pinned or
+  /// managed), so the call is ordered after the caller's work on `stream`.
+  bool streamOrdered = false;
 };
 
 /// Checks every argument against `comm`; throws InvalidArgument naming the bad

@@ -5,6 +5,7 @@
 
 #include "collectives/executor/direct_executor.h"
 #include "collectives/executor/step_executor.h"
+#include "comm/device_direct.h"
 #include "comm/device_staging.h"
 #include "comm/operation.h"
 #include "core/log.h"
@@ -248,6 +249,8 @@ void recordCall(Comm& comm, std::span<const Operation> ops, uint64_t sent) {
 
 void runOperations(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty()) return;
+  if (runDeviceDirect(comm, ops)) return;
+  waitForStreamOrderedHostBuffers(ops);
   if (std::any_of(ops.begin(), ops.end(), [](const Operation& op) { return op.onDevice; })) {
     DeviceStaging staging(comm, ops);
     runHostOperations(comm, staging.hostOps());

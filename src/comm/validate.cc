@@ -128,8 +128,10 @@ void validateOperation(const Comm& comm, Operation& op) {
     }
   }
   // Device buffers need a device; host and device in one call never work.
-  op.onDevice = device::checkBufferLocations(name, inBytes > 0 ? op.send : nullptr,
-                                             outBytes > 0 ? op.recv : nullptr);
+  const device::BufferPlacement placement = device::checkBufferLocations(
+      name, inBytes > 0 ? op.send : nullptr, outBytes > 0 ? op.recv : nullptr);
+  op.onDevice = placement.onDevice;
+  op.streamOrdered = placement.streamOrdered;
 }
 
 }  // namespace loom

@@ -20,16 +20,16 @@ void checkBufferKinds(std::string_view call, MemoryKind send, MemoryKind recv, b
   }
 }
 
-bool checkBufferLocations(std::string_view call, const void* send, const void* recv) {
+BufferPlacement checkBufferLocations(std::string_view call, const void* send, const void* recv) {
   const DeviceRuntime& runtime = deviceRuntime();
   // Without a runtime no pointer can be device memory: skip both lookups.
-  if (!runtime.available) return false;
+  if (!runtime.available) return {};
   // A call that uses one buffer (send, recv, count 0 on one side) is judged on
   // that buffer alone: it cannot mix anything.
   const MemoryKind s = classifyPointer(runtime, send != nullptr ? send : recv);
   const MemoryKind r = classifyPointer(runtime, recv != nullptr ? recv : send);
   checkBufferKinds(call, s, r, haveDevicePath());
-  return !hostAccessible(s);
+  return {!hostAccessible(s), s != MemoryKind::Host || r != MemoryKind::Host};
 }
 
 }  // namespace loom::device

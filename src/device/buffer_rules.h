@@ -22,9 +22,16 @@ bool haveDevicePath();
 /// `call` names the collective in the message ("allreduce").
 void checkBufferKinds(std::string_view call, MemoryKind send, MemoryKind recv, bool devicePath);
 
+/// Where a call's buffers are, for the executor.
+struct BufferPlacement {
+  bool onDevice = false;  ///< device memory: staged or run by the device path
+  /// Known to CUDA (device, pinned or managed memory): the caller's stream may
+  /// still be writing them, so the call must wait for it before reading.
+  bool streamOrdered = false;
+};
+
 /// checkBufferKinds over classifyPointer of both buffers and haveDevicePath().
 /// Pass nullptr for a buffer the call does not touch (its count is 0 there).
-/// Returns whether the buffers are device memory.
-bool checkBufferLocations(std::string_view call, const void* send, const void* recv);
+BufferPlacement checkBufferLocations(std::string_view call, const void* send, const void* recv);
 
 }  // namespace loom::device

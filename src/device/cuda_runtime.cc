@@ -40,6 +40,13 @@ DeviceRuntime loadDeviceRuntime(const char* const* sonames, size_t count) {
   DeviceRuntime rt;
   void* handle = nullptr;
   std::string tried;
+  // A runtime the process already has comes first (a CUDA 12 application must
+  // not get a second, CUDA 13 runtime beside its own, which may not even run
+  // on its driver).
+  for (size_t i = 0; i < count && handle == nullptr; ++i) {
+    handle = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (handle != nullptr) rt.library = sonames[i];
+  }
   for (size_t i = 0; i < count && handle == nullptr; ++i) {
     handle = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) {
@@ -59,6 +66,12 @@ DeviceRuntime loadDeviceRuntime(const char* const* sonames, size_t count) {
   bind(handle, "cudaMemcpyAsync", &rt.memcpyAsync, missing);
   bind(handle, "cudaStreamSynchronize", &rt.streamSynchronize, missing);
   bind(handle, "cudaGetLastError", &rt.getLastError, missing);
+  bind(handle, "cudaGetDevice", &rt.getDevice, missing);
+  bind(handle, "cudaSetDevice", &rt.setDevice, missing);
+  bind(handle, "cudaEventCreateWithFlags", &rt.eventCreateWithFlags, missing);
+  bind(handle, "cudaEventRecord", &rt.eventRecord, missing);
+  bind(handle, "cudaEventDestroy", &rt.eventDestroy, missing);
+  bind(handle, "cudaStreamWaitEvent", &rt.streamWaitEvent, missing);
   if (!missing.empty()) {
     // The handle stays open on purpose (see deviceRuntime()): closing a CUDA
     // runtime is not something a library may do behind its user's back.

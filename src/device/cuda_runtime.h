@@ -15,6 +15,10 @@ namespace loom::device {
 using CudaStatus = int;
 /// cudaStream_t; nullptr is the legacy default stream.
 using CudaStream = void*;
+/// cudaEvent_t.
+using CudaEvent = void*;
+/// cudaEventDisableTiming: events used only for ordering are cheaper without timing.
+inline constexpr unsigned kEventDisableTiming = 0x02;
 
 /// cudaMemcpyKind values used here (driver_types.h).
 enum class CopyKind : int {
@@ -51,6 +55,12 @@ struct DeviceRuntime {
                             CudaStream stream) = nullptr;
   CudaStatus (*streamSynchronize)(CudaStream stream) = nullptr;
   CudaStatus (*getLastError)() = nullptr;
+  CudaStatus (*getDevice)(int* device) = nullptr;
+  CudaStatus (*setDevice)(int device) = nullptr;
+  CudaStatus (*eventCreateWithFlags)(CudaEvent* event, unsigned flags) = nullptr;
+  CudaStatus (*eventRecord)(CudaEvent event, CudaStream stream) = nullptr;
+  CudaStatus (*eventDestroy)(CudaEvent event) = nullptr;
+  CudaStatus (*streamWaitEvent)(CudaStream stream, CudaEvent event, unsigned flags) = nullptr;
 
   /// Throws Error(CudaError) "<what>: <cuda error string> (<status>)" unless status is 0.
   void check(CudaStatus status, const char* what) const;

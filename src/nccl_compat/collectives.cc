@@ -1,6 +1,6 @@
 // The collectives, each a Loom call of the same name and argument order. The
-// stream is handed on: Loom ignores it for host buffers, which are the only
-// kind the shim accepts for now (loom_call.h).
+// stream is handed on: Loom ignores it for host buffers (the shim's extension)
+// and orders device-buffer calls on it (docs/cuda.md).
 #include "loom_call.h"
 #include "profiling_alias.h"
 #include "status.h"

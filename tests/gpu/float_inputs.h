@@ -41,4 +41,31 @@ inline std::vector<unsigned char> values(DataType type, size_t n, uint32_t seed)
   return stored(type, f);
 }
 
+/// Whether the 2- or 4-byte float `bits` of `type` is a NaN.
+inline bool isNanBits(DataType type, uint32_t bits) {
+  switch (type) {
+    case DataType::Float16:
+      return (bits & 0x7c00u) == 0x7c00u && (bits & 0x03ffu) != 0;
+    case DataType::Bfloat16:
+      return (bits & 0x7f80u) == 0x7f80u && (bits & 0x007fu) != 0;
+    default:
+      return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0;
+  }
+}
+
+/// The index of the first element of n that differs, or n. Equal means the
+/// same bits, except that any two NaNs are equal: arithmetic on a NaN returns
+/// the GPU's one canonical NaN where x86 keeps the operand's payload
+/// (docs/cuda.md, "Bit-identity, and its one exception").
+inline size_t firstDifference(DataType type, const void* a, const void* b, size_t n) {
+  const size_t es = dataTypeSize(type);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t x = 0, y = 0;
+    std::memcpy(&x, static_cast<const char*>(a) + i * es, es);
+    std::memcpy(&y, static_cast<const char*>(b) + i * es, es);
+    if (x != y && !(isNanBits(type, x) && isNanBits(type, y))) return i;
+  }
+  return n;
+}
+
 }  // namespace loom::gpu_test

@@ -408,6 +408,43 @@ TEST(DeviceCollectivesCompressed, EqualTheHostResultBitForBit) {
   }
 }
 
+// Pinned host buffers run on the host executor, but in stream order: a copy
+// the caller queued into the send buffer on the same stream lands first.
+TEST(DeviceCollectivesPinned, WaitForTheCallersStream) {
+  constexpr int kRanks = 2;
+  const size_t count = size_t{16} << 20;  // 64 MiB: the copy takes long enough to race
+  Ranks ranks(kRanks);
+  std::vector<std::unique_ptr<Device>> source;
+  std::vector<float*> send(kRanks), recv(kRanks);
+  for (int r = 0; r < kRanks; ++r) {
+    std::vector<float> v(count);
+    for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>(valueOf(r, i));
+    source.push_back(std::make_unique<Device>(count * 4));
+    ASSERT_EQ(cudaMemcpy(source[r]->ptr, v.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&send[r]), count * 4), cudaSuccess);
+    ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&recv[r]), count * 4), cudaSuccess);
+    std::memset(send[r], 0, count * 4);
+  }
+  ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+    if (cudaMemcpyAsync(send[r], source[r]->ptr, count * 4, cudaMemcpyDeviceToHost, s) !=
+        cudaSuccess) {
+      return loomInternalError;
+    }
+    return loomAllReduce(send[r], recv[r], count, loomFloat32, loomSum, c, s);
+  }),
+            loomSuccess)
+      << loomGetLastError(nullptr);
+  size_t wrong = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (recv[1][i] != static_cast<float>(valueOf(0, i) + valueOf(1, i))) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0u);
+  for (int r = 0; r < kRanks; ++r) {
+    cudaFreeHost(send[r]);
+    cudaFreeHost(recv[r]);
+  }
+}
+
 // Host and device buffers in one call are refused before anything moves.
 TEST(DeviceCollectivesRules, HostAndDeviceInOneCallIsInvalid) {
   Ranks ranks(1);

@@ -426,6 +426,7 @@ TEST(BadInput, MalformedEnvironment) {
   for (const auto& [name, value] :
        std::vector<std::pair<std::string, std::string>>{{"LOOM_TRANSPORT", "carrier-pigeon"},
                                                         {"LOOM_NET", "carrier-pigeon"},
+                                                        {"LOOM_CUDA_PATH", "warp-drive"},
                                                         {"LOOM_TIMEOUT", "soon"},
                                                         {"LOOM_ALGO", "magic"},
                                                         {"LOOM_CHUNK_SIZE", "10"},

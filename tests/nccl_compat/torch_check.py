@@ -14,17 +14,23 @@ Exits 0 when every check passed, 1 on a wrong result or a failure, and 77
 (skipped) when PyTorch with CUDA is not installed: scripts/gpu-check.sh reports
 that, and never counts it as a pass.
 """
+import importlib.util
 import os
 import socket
 import sys
 
+# Only a missing torch is a skip. With the shim preloaded, an import that fails
+# (say, torch needs an NCCL symbol the shim lacks) is a failure to report.
+if importlib.util.find_spec("torch") is None:
+    print("SKIPPED: PyTorch is not installed")
+    sys.exit(77)
 try:
     import torch
     import torch.distributed as dist
     import torch.multiprocessing as mp
 except ImportError as e:
-    print(f"SKIPPED: PyTorch is not installed ({e})")
-    sys.exit(77)
+    print(f"FAILED: torch is installed but does not import with the shim preloaded: {e}")
+    sys.exit(1)
 
 WORLD = 2
 

@@ -1,0 +1,25 @@
+// libloom_cuda_kernels.so: the entry point libloom opens to reach the device
+// kernels (src/device/cuda_kernels_abi.h). Everything else in this library is
+// hidden by its version script, so its copy of Loom's internals never mixes
+// with libloom's.
+#include "collectives/cuda/device_reduce.h"
+#include "device/cuda_kernels_abi.h"
+
+namespace {
+
+int reduce(void* dst, const void* a, const void* b, size_t n, int type, int op, void* stream) {
+  return loom::cuda::launchReduce(dst, a, b, n, static_cast<loom::DataType>(type),
+                                  static_cast<loom::ReduceOp>(op),
+                                  static_cast<cudaStream_t>(stream));
+}
+
+int avgFinalize(void* data, size_t n, int type, int nranks, void* stream) {
+  return loom::cuda::launchAvgFinalize(data, n, static_cast<loom::DataType>(type), nranks,
+                                       static_cast<cudaStream_t>(stream));
+}
+
+constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION, &reduce, &avgFinalize};
+
+}  // namespace
+
+extern "C" const LoomCudaKernels* loomCudaKernels(void) { return &kTable; }

@@ -1,0 +1,206 @@
+#include "comm/device_direct.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "comm/direct_plan.h"
+#include "core/log.h"
+#include "device/cuda_kernels.h"
+#include "device/cuda_runtime.h"
+
+namespace loom {
+namespace {
+
+using device::CopyKind;
+
+/// What a rank says before a call: whether it can take the direct path.
+struct Offer {
+  int32_t usable = 0;
+  int32_t device = -1;
+  uint64_t ops = 0;
+};
+
+/// One rank's buffers and an event, exchanged per operation (pointers are
+/// valid for every rank: they share the process).
+struct Record {
+  uint64_t send = 0;
+  uint64_t recv = 0;
+  uint64_t event = 0;
+};
+
+template <typename T>
+std::vector<T> allGather(Comm& comm, const T& mine) {
+  std::vector<T> all(static_cast<size_t>(comm.nranks));
+  Operation op;
+  op.collective = Collective::AllGather;
+  op.send = &mine;
+  op.recv = all.data();
+  op.count = sizeof(T);
+  op.type = DataType::Uint8;
+  runCollective(comm, op);
+  return all;
+}
+
+/// Conditions every rank of the process sees alike: the path is asked for,
+/// all ranks share this process, and the runtime and kernels are there.
+bool possible(const Comm& comm) {
+  if (comm.config.cudaPath != CudaPath::Direct || !device::deviceRuntime().available ||
+      device::cudaKernels().table == nullptr) {
+    return false;
+  }
+  return std::all_of(comm.peers.begin(), comm.peers.end(), [&](const PeerInfo& p) {
+    return p.pid == comm.peers[comm.rank].pid && p.hostId == comm.peers[comm.rank].hostId;
+  });
+}
+
+/// The device of the op's buffers, or -1 when it cannot run directly.
+int directDevice(const Operation& op) {
+  if (!op.onDevice || op.codec.kind != CodecKind::None || !hasDirectPlan(op.collective)) return -1;
+  const void* any = op.recv != nullptr ? op.recv : op.send;
+  device::CudaPointerAttributes attributes{};
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  if (any == nullptr || rt.pointerGetAttributes(&attributes, any) != 0) {
+    rt.getLastError();  // clear the sticky error of a failed query
+    return -1;
+  }
+  return attributes.type == 2 ? attributes.device : -1;  // cudaMemoryTypeDevice
+}
+
+Offer offerFor(std::span<const Operation> ops) {
+  Offer offer;
+  offer.ops = ops.size();
+  offer.usable = 1;
+  for (const Operation& op : ops) {
+    const int device = directDevice(op);
+    if (device < 0 || (offer.device >= 0 && device != offer.device)) {
+      offer.usable = 0;
+      break;
+    }
+    offer.device = device;
+  }
+  return offer;
+}
+
+/// Sets the calling thread's device for the scope (group calls run on fresh threads).
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) : rt_(device::deviceRuntime()) {
+    rt_.check(rt_.getDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device) rt_.check(rt_.setDevice(device), "cudaSetDevice");
+  }
+  ~DeviceScope() { rt_.setDevice(previous_); }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  const device::DeviceRuntime& rt_;
+  int previous_ = 0;
+};
+
+DeviceDirectEvents& eventsOn(Comm& comm, int device) {
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  if (comm.deviceEvents != nullptr && comm.deviceEvents->device == device) {
+    return *comm.deviceEvents;
+  }
+  comm.deviceEvents.reset();
+  auto events = std::make_unique<DeviceDirectEvents>();
+  events->device = device;
+  for (void** e : {&events->ready, &events->middle, &events->done}) {
+    rt.check(rt.eventCreateWithFlags(e, device::kEventDisableTiming), "cudaEventCreateWithFlags");
+  }
+  comm.deviceEvents = std::move(events);
+  LOOM_INFO(
+      "rank {}: collectives on device {} run by the direct device path (LOOM_CUDA_PATH=direct)",
+      comm.rank, device);
+  return *comm.deviceEvents;
+}
+
+/// Records `event` on `stream`, tells every peer, and makes `stream` wait for
+/// every peer's event: a barrier between the ranks' streams, not their threads.
+void streamBarrier(Comm& comm, void* event, void* stream) {
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  rt.check(rt.eventRecord(event, stream), "cudaEventRecord");
+  Record mine;
+  mine.event = reinterpret_cast<uint64_t>(event);
+  const std::vector<Record> all = allGather(comm, mine);
+  for (int p = 0; p < comm.nranks; ++p) {
+    if (p == comm.rank) continue;
+    rt.check(rt.streamWaitEvent(stream, reinterpret_cast<void*>(all[p].event), 0),
+             "cudaStreamWaitEvent");
+  }
+}
+
+void enqueue(const std::vector<DirectStep>& steps, const Operation& op, int nranks) {
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  const LoomCudaKernels& k = *device::cudaKernels().table;
+  const size_t es = dataTypeSize(op.type);
+  const int type = static_cast<int>(op.type);
+  for (const DirectStep& s : steps) {
+    switch (s.kind) {
+      case DirectStepKind::kCopy:
+        rt.check(rt.memcpyAsync(s.dst, s.src, s.count * es, CopyKind::DeviceToDevice, op.stream),
+                 "device copy of a direct step");
+        break;
+      case DirectStepKind::kReduce:
+        rt.check(k.reduce(s.dst, s.dst, s.src, s.count, type, static_cast<int>(op.op), op.stream),
+                 "reduce kernel of a direct step");
+        break;
+      case DirectStepKind::kFinalize:
+        rt.check(k.avgFinalize(s.dst, s.count, type, nranks, op.stream), "average kernel");
+        break;
+    }
+  }
+}
+
+void runOne(Comm& comm, const Operation& op, DeviceDirectEvents& events) {
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  rt.check(rt.eventRecord(events.ready, op.stream), "cudaEventRecord");
+  Record mine;
+  mine.send = reinterpret_cast<uint64_t>(op.send);
+  mine.recv = reinterpret_cast<uint64_t>(op.recv);
+  mine.event = reinterpret_cast<uint64_t>(events.ready);
+  const std::vector<Record> all = allGather(comm, mine);
+  std::vector<DirectBuffers> buffers;
+  for (int p = 0; p < comm.nranks; ++p) {
+    buffers.push_back(
+        {reinterpret_cast<const char*>(all[p].send), reinterpret_cast<char*>(all[p].recv)});
+    if (p != comm.rank) {
+      rt.check(rt.streamWaitEvent(op.stream, reinterpret_cast<void*>(all[p].event), 0),
+               "cudaStreamWaitEvent");
+    }
+  }
+  const DirectPlan plan =
+      directPlan(op.collective, op.count, op.type, op.op, op.root, comm.rank, buffers);
+  enqueue(plan.phase[0], op, comm.nranks);
+  if (plan.twoPhases()) {
+    streamBarrier(comm, events.middle, op.stream);
+    enqueue(plan.phase[1], op, comm.nranks);
+  }
+  // No rank's later work may touch its buffers while a peer still reads them.
+  streamBarrier(comm, events.done, op.stream);
+}
+
+}  // namespace
+
+DeviceDirectEvents::~DeviceDirectEvents() {
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  for (void* e : {ready, middle, done}) {
+    if (e != nullptr) rt.eventDestroy(e);
+  }
+}
+
+bool runDeviceDirect(Comm& comm, std::span<const Operation> ops) {
+  if (ops.empty() || !possible(comm)) return false;
+  const std::vector<Offer> offers = allGather(comm, offerFor(ops));
+  const Offer& mine = offers[static_cast<size_t>(comm.rank)];
+  for (const Offer& o : offers) {
+    if (o.usable == 0 || o.device != mine.device || o.ops != mine.ops) return false;
+  }
+  const DeviceScope scope(mine.device);
+  DeviceDirectEvents& events = eventsOn(comm, mine.device);
+  for (const Operation& op : ops) runOne(comm, op, events);
+  comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+}  // namespace loom
