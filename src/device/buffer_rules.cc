@@ -21,6 +21,8 @@ void checkBufferKinds(std::string_view call, MemoryKind send, MemoryKind recv, b
 }
 
 BufferPlacement checkBufferLocations(std::string_view call, const void* send, const void* recv) {
+  // Without a loaded driver nothing is CUDA memory; do not load CUDA to find out.
+  if (!cudaDriverLoaded()) return {};
   const DeviceRuntime& runtime = deviceRuntime();
   // Without a runtime no pointer can be device memory: skip both lookups.
   if (!runtime.available) return {};

@@ -91,6 +91,13 @@ DeviceRuntime loadDeviceRuntime(const char* const* sonames, size_t count) {
   return rt;
 }
 
+bool cudaDriverLoaded() {
+  void* handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return false;
+  dlclose(handle);  // drops only the reference this lookup added
+  return true;
+}
+
 const DeviceRuntime& deviceRuntime() {
   static const DeviceRuntime runtime =
       loadDeviceRuntime(kDefaultSonames, std::size(kDefaultSonames));

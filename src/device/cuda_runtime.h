@@ -66,6 +66,13 @@ struct DeviceRuntime {
   void check(CudaStatus status, const char* what) const;
 };
 
+/// Whether this process has loaded the CUDA driver (libcuda.so.1); never loads
+/// it. Without a driver no pointer can be CUDA memory, so a host-only process
+/// can skip every CUDA question: it then never loads a CUDA runtime, and never
+/// creates a context that would hold GPU memory. Asked per call (a cheap
+/// RTLD_NOLOAD lookup), because an application may load CUDA at any time.
+bool cudaDriverLoaded();
+
 /// The process's runtime handle, loaded on first call and never changed after.
 /// This is Loom's only global for CUDA: a process has one driver, and probing
 /// it costs milliseconds, so it is probed once (thread-safe static init) and

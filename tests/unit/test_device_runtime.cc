@@ -2,8 +2,10 @@
 // rule. Runs on every machine: the runtime paths that need a GPU are in
 // tests/gpu; here the rule is checked on kinds directly and the runtime on
 // whatever this machine has (usually no driver).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -126,6 +128,27 @@ TEST(BufferRules, DeviceBuffersWithoutExecutorAreInvalidUsage) {
   EXPECT_NE(message.find("device buffers need a CUDA runtime with a device"), std::string::npos)
       << message;
   EXPECT_NO_THROW(checkBufferKinds("allreduce", MemoryKind::Device, MemoryKind::Device, true));
+}
+
+// In a fresh process: 0 when classifying host buffers loaded no CUDA runtime,
+// 1 when it did, 2 when the driver was loaded before anything happened.
+int classifyHostBuffersInFreshProcess() {
+  if (cudaDriverLoaded()) return 2;
+  std::vector<float> a(8), b(8);
+  checkBufferLocations("allreduce", a.data(), b.data());
+  const char* runtimes[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so"};
+  for (const char* name : runtimes) {
+    if (dlopen(name, RTLD_LAZY | RTLD_NOLOAD) != nullptr) return 1;
+  }
+  return 0;
+}
+
+// A process that never loaded the CUDA driver asks CUDA nothing about its
+// buffers: it must not load a CUDA runtime (nor create a context holding GPU
+// memory) just to run host collectives.
+TEST(BufferRulesDeathTest, HostOnlyProcessesNeverLoadCuda) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::exit(classifyHostBuffersInFreshProcess()), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(BufferRules, HostPointersPassOnThisMachine) {
