@@ -23,9 +23,9 @@ struct Offer {
 /// One rank's buffers and an event, exchanged per operation (pointers are
 /// valid for every rank: they share the process).
 struct Record {
-  uint64_t send = 0;
-  uint64_t recv = 0;
-  uint64_t event = 0;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  void* event = nullptr;
 };
 
 template <typename T>
@@ -121,12 +121,11 @@ void streamBarrier(Comm& comm, void* event, void* stream) {
   const device::DeviceRuntime& rt = device::deviceRuntime();
   rt.check(rt.eventRecord(event, stream), "cudaEventRecord");
   Record mine;
-  mine.event = reinterpret_cast<uint64_t>(event);
+  mine.event = event;
   const std::vector<Record> all = allGather(comm, mine);
   for (int p = 0; p < comm.nranks; ++p) {
     if (p == comm.rank) continue;
-    rt.check(rt.streamWaitEvent(stream, reinterpret_cast<void*>(all[p].event), 0),
-             "cudaStreamWaitEvent");
+    rt.check(rt.streamWaitEvent(stream, all[p].event, 0), "cudaStreamWaitEvent");
   }
 }
 
@@ -156,17 +155,15 @@ void runOne(Comm& comm, const Operation& op, DeviceDirectEvents& events) {
   const device::DeviceRuntime& rt = device::deviceRuntime();
   rt.check(rt.eventRecord(events.ready, op.stream), "cudaEventRecord");
   Record mine;
-  mine.send = reinterpret_cast<uint64_t>(op.send);
-  mine.recv = reinterpret_cast<uint64_t>(op.recv);
-  mine.event = reinterpret_cast<uint64_t>(events.ready);
+  mine.send = op.send;
+  mine.recv = op.recv;
+  mine.event = events.ready;
   const std::vector<Record> all = allGather(comm, mine);
   std::vector<DirectBuffers> buffers;
   for (int p = 0; p < comm.nranks; ++p) {
-    buffers.push_back(
-        {reinterpret_cast<const char*>(all[p].send), reinterpret_cast<char*>(all[p].recv)});
+    buffers.push_back({static_cast<const char*>(all[p].send), static_cast<char*>(all[p].recv)});
     if (p != comm.rank) {
-      rt.check(rt.streamWaitEvent(op.stream, reinterpret_cast<void*>(all[p].event), 0),
-               "cudaStreamWaitEvent");
+      rt.check(rt.streamWaitEvent(op.stream, all[p].event, 0), "cudaStreamWaitEvent");
     }
   }
   const DirectPlan plan =

@@ -75,18 +75,22 @@ DeviceRuntime loadDeviceRuntime(const char* const* sonames, size_t count) {
   if (!missing.empty()) {
     // The handle stays open on purpose (see deviceRuntime()): closing a CUDA
     // runtime is not something a library may do behind its user's back.
-    return unavailable(std::move(rt), fmt::format("{} lacks {}", rt.library, missing));
+    const std::string why = fmt::format("{} lacks {}", rt.library, missing);
+    return unavailable(std::move(rt), why);
   }
   const CudaStatus status = rt.getDeviceCount(&rt.deviceCount);
   if (status != 0) {
     // No driver, a driver older than the runtime, or no device: all say so here.
     const char* text = rt.getErrorString(status);
     rt.deviceCount = 0;
-    return unavailable(std::move(rt),
-                       fmt::format("{}: cudaGetDeviceCount: {} (cuda error {})", rt.library,
-                                   text != nullptr ? text : "?", status));
+    const std::string why = fmt::format("{}: cudaGetDeviceCount: {} (cuda error {})", rt.library,
+                                        text != nullptr ? text : "?", status);
+    return unavailable(std::move(rt), why);
   }
-  if (rt.deviceCount == 0) return unavailable(std::move(rt), rt.library + ": no CUDA device");
+  if (rt.deviceCount == 0) {
+    const std::string why = rt.library + ": no CUDA device";
+    return unavailable(std::move(rt), why);
+  }
   rt.available = true;
   return rt;
 }

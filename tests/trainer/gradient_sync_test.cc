@@ -46,6 +46,7 @@ TEST(GradientSync, OverlappedBucketsHoldTheSumOfTheRanks) {
   std::vector<loom::Comm> comms = loom::Comm::initAll(2);
   std::vector<std::vector<float>> results(2);
   std::vector<std::thread> ranks;
+  ranks.reserve(2);
   for (int r = 0; r < 2; ++r) {
     ranks.emplace_back([&, r] {
       CommClock clock;

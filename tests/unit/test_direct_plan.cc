@@ -66,7 +66,7 @@ void storeValue(DataType t, double v, char* out) {
 double valueOf(ReduceOp op, int rank, size_t i) {
   // Products of 1s and 2s stay exact (and wrap exactly in 8-bit integers).
   if (op == ReduceOp::Prod) return static_cast<double>(1 + (rank + i) % 2);
-  return static_cast<double>((rank * 3 + i * 7) % 11 + 1);
+  return static_cast<double>((static_cast<size_t>(rank) * 3 + i * 7) % 11 + 1);
 }
 
 struct Case {
@@ -140,9 +140,9 @@ World makeWorld(const Case& c) {
     w.memory.emplace_back();  // unused
   }
   for (int r = 0; r < c.nranks; ++r) {
-    char* first = w.memory[2 * r].data();
+    char* first = w.memory[2 * static_cast<size_t>(r)].data();
     if (!c.inPlace) {
-      w.buffers.push_back({first, w.memory[2 * r + 1].data()});
+      w.buffers.push_back({first, w.memory[2 * static_cast<size_t>(r) + 1].data()});
       continue;
     }
     const size_t block = c.count * es * static_cast<size_t>(r);
@@ -271,6 +271,7 @@ void runAndCheck(const Case& c, Order order) {
   SCOPED_TRACE(describe(c) + " order " + std::to_string(static_cast<int>(order)));
   World w = makeWorld(c);
   std::vector<DirectPlan> plans;
+  plans.reserve(static_cast<size_t>(c.nranks));
   for (int r = 0; r < c.nranks; ++r) {
     plans.push_back(directPlan(c.collective, c.count, c.type, c.op, c.root, r, w.buffers));
   }
