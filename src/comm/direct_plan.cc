@@ -61,6 +61,7 @@ DirectPlan directPlan(Collective c, size_t count, DataType type, ReduceOp op, in
     case Collective::AllReduce: {
       // Reduce-scatter by chunks (rank r owns chunk r, reads it from everyone),
       // then each rank copies the other chunks from their owners' outputs.
+      s.plan.twoPhase = n > 1;
       const size_t begin = chunkBegin(count, n, rank);
       const size_t size = chunkBegin(count, n, rank + 1) - begin;
       for (int p = 0; p < n; ++p) inputs[p] = buffers[p].send + s.bytes(begin);

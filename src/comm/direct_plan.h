@@ -43,7 +43,11 @@ struct DirectStep {
 /// A rank's steps; phase 1 may read what any rank wrote in phase 0.
 struct DirectPlan {
   std::vector<DirectStep> phase[2];
-  bool twoPhases() const { return !phase[1].empty(); }
+  /// Whether the ranks meet between the phases. The same on every rank (it
+  /// depends on the collective only), even where a rank's phase 1 is empty:
+  /// the meeting is collective.
+  bool twoPhase = false;
+  bool twoPhases() const { return twoPhase; }
 };
 
 /// Whether `c` has a direct plan (every collective but send/recv).

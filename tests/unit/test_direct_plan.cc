@@ -276,6 +276,11 @@ void runAndCheck(const Case& c, Order order) {
     plans.push_back(directPlan(c.collective, c.count, c.type, c.op, c.root, r, w.buffers));
   }
   if (order == Order::kRankByRank) expectNoCrossRankHazards(plans, c);
+  for (const DirectPlan& p : plans) {
+    // The ranks meet between phases together or not at all.
+    ASSERT_EQ(p.twoPhases(), plans[0].twoPhases());
+    if (!p.twoPhases()) ASSERT_TRUE(p.phase[1].empty());
+  }
   for (int phase = 0; phase < 2; ++phase) {
     if (order == Order::kRoundRobin) {
       for (size_t k = 0;; ++k) {
@@ -346,6 +351,12 @@ TEST(DirectPlan, AllReduceNeedsTwoPhasesOthersOne) {
                   .twoPhases());
   EXPECT_FALSE(directPlan(Collective::AllGather, 4, DataType::Float32, ReduceOp::Sum, 0, 0, two)
                    .twoPhases());
+  // One element over two ranks: rank 0 owns it and copies nothing in phase 1,
+  // yet it must still meet rank 1 between the phases.
+  const DirectPlan owner =
+      directPlan(Collective::AllReduce, 1, DataType::Float32, ReduceOp::Sum, 0, 0, two);
+  EXPECT_TRUE(owner.phase[1].empty());
+  EXPECT_TRUE(owner.twoPhases());
 }
 
 TEST(DirectPlan, SendRecvAndBadRanksAreRefused) {
