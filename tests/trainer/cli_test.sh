@@ -24,6 +24,7 @@ expect_error() {  # expect_error "message part" command...
 }
 
 expect_error "not expected" "$train" --frobnicate
+expect_error "not expected" "$loomrun" -n 3 "$train" --frobnicate
 expect_error "invalid --compress" "$train" --compress zip
 expect_error "but the world has 2 ranks" "$loomrun" -n 2 "$train" --dp 3 "${tiny[@]}"
 expect_error "--heads 2 is not divisible by --tp 4" "$loomrun" -n 4 "$train" --tp 4 "${tiny[@]}"

@@ -19,6 +19,8 @@ const char* launcherRank() {
 
 }  // namespace
 
+bool startedByLauncher() { return launcherRank() != nullptr; }
+
 bool launcherRankIsZero() {
   const char* rank = launcherRank();
   return rank == nullptr || std::string(rank) == "0";

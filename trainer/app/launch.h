@@ -8,6 +8,8 @@ namespace loom::train {
 /// False when a launcher's rank variable names a rank other than 0, so that a
 /// flag error is printed once, not once per rank.
 bool launcherRankIsZero();
+/// Whether a launcher's rank variable is set (loomrun, mpirun, srun, torchrun).
+bool startedByLauncher();
 /// The world: from the launcher's environment, or a single rank when the
 /// program was started by hand.
 loom::Comm joinWorld();

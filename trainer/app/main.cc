@@ -40,6 +40,14 @@ class RunSummary {
   double seconds_ = 0, commSeconds_ = 0, tokensPerSecond_ = 0, peakActivation_ = 0;
 };
 
+// Every rank of a bad run finds the same error, and only the leader says it.
+// None leaves before the leader has: a launcher stops all ranks when the first
+// one exits, and would cut the leader off before its line.
+void leaveTogether(loom::Comm& world) {
+  double said = 0;
+  loomAllReduce(&said, &said, 1, loomFloat64, loomSum, world.get(), nullptr);
+}
+
 int run(int argc, char** argv) {
   TrainOptions options;
   std::string error;
@@ -47,7 +55,17 @@ int run(int argc, char** argv) {
     case ParseOutcome::kExitSuccess:
       return 0;
     case ParseOutcome::kError:
-      if (launcherRankIsZero()) std::fprintf(stderr, "loom-train: error: %s\n", error.c_str());
+      if (launcherRankIsZero()) {
+        std::fprintf(stderr, "loom-train: error: %s\n", error.c_str());
+        std::fflush(stderr);
+      }
+      if (startedByLauncher()) {
+        try {
+          loom::Comm world = joinWorld();
+          leaveTogether(world);
+        } catch (const std::exception&) {  // exiting with 2 anyway
+        }
+      }
       return 2;
     case ParseOutcome::kRun:
       break;
@@ -57,7 +75,11 @@ int run(int argc, char** argv) {
   const bool leader = world.rank() == 0;
   error = validateOptions(options, world.size());
   if (!error.empty()) {
-    if (leader) std::fprintf(stderr, "loom-train: error: %s\n", error.c_str());
+    if (leader) {
+      std::fprintf(stderr, "loom-train: error: %s\n", error.c_str());
+      std::fflush(stderr);
+    }
+    leaveTogether(world);
     return 2;
   }
   const Corpus corpus = options.dataPath.empty()
