@@ -1,0 +1,443 @@
+// The plan walker: one team of threads runs one channel of one rank's plan
+// over FIFOs in memory, message by message. On a GPU a team is a thread block
+// (collectives/cuda/walk_kernel.cu); in host tests it is a few std::threads
+// (tests/unit/test_plan_walker.cc). Both compile this one source, so the
+// protocol logic the GPU runs is the logic the host tests exercise.
+//
+// The walk is slice-outer, as the host executor's (collectives/executor/
+// slice_cursor.h): iteration i runs slice i of every step before slice i+1,
+// which pipelines a ring through the FIFOs and is the order both ends of every
+// connection derive from the plan, so message numbers agree without a handshake.
+//
+// Team: a duck-typed policy with
+//   index(), size()           this thread's place in the team
+//   sync()                    team barrier
+//   syncOr(bool)              team barrier returning whether any thread passed true
+//   loadAcquire / storeRelease / loadRelaxed / storeRelaxed on uint64_t
+//   nowNs()                   a monotonic clock
+//   relax()                   called between polls (host threads yield: ranks
+//                             may outnumber cores)
+//   aborted(const volatile uint32_t*)  whether the abort word is set
+//   claim(uint32_t* word, v)  sets *word from 0 to v atomically; whether it did
+//   counters()                2 x kMaxConnections uint64_t shared by the team
+// Element type E: device/element_types.cuh (Storage, Compute, widen, narrow).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "collectives/walker/walk_types.h"
+#include "math/half.h"  // LOOM_HD
+#include "math/reduce_ops.h"
+
+namespace loom::walk {
+
+// StepKind and BufferId values (collectives/plan.h), repeated as constants
+// because plan.h pulls in std::string, which device code cannot include.
+namespace step {
+inline constexpr uint8_t kSend = 0, kRecv = 1, kRecvReduce = 2, kRecvReduceSend = 3,
+                         kRecvReduceCopySend = 4, kRecvCopySend = 5, kCopy = 6;
+inline constexpr uint8_t kInput = 0, kOutput = 1, kScratch = 2;
+}  // namespace step
+
+inline constexpr uint8_t kOpSum = 0, kOpProd = 1, kOpMax = 2, kOpMin = 3, kOpAvg = 4;
+
+/// Polls between clock reads: the clock costs more than a load.
+inline constexpr uint32_t kSpinsPerClockRead = 64;
+
+template <typename Team, typename E>
+class PlanWalker {
+ public:
+  using S = typename E::Storage;
+  static constexpr uint32_t kElementsPerUnit = kLlUnitBytes / sizeof(S);
+
+  LOOM_HD PlanWalker(Team& team, const WalkArgs& args, uint32_t channel)
+      : team_(team), args_(args), channel_(args.channels[channel]), status_(args.status[channel]) {}
+
+  /// Runs the channel; false when a wait failed (status says why).
+  LOOM_HD bool run() {
+    if (!loadCounters()) return false;
+    const uint64_t deadline = team_.nowNs() + args_.timeoutNs;
+    deadline_ = deadline < args_.timeoutNs ? ~uint64_t{0} : deadline;
+    const uint64_t slice = args_.sliceElements;
+    uint64_t iterations = 0;
+    for (uint32_t j = 0; j < channel_.stepCount; ++j) {
+      const uint64_t n = (channel_.steps[j].count + slice - 1) / slice;
+      iterations = n > iterations ? n : iterations;
+    }
+    for (uint64_t it = 0; it < iterations; ++it) {
+      const uint64_t first = it * slice;
+      for (uint32_t j = 0; j < channel_.stepCount; ++j) {
+        const WalkStep& s = channel_.steps[j];
+        if (first >= s.count) continue;
+        const uint64_t left = s.count - first;
+        stepIndex_ = static_cast<int32_t>(j);
+        if (!runSlice(s, first, left < slice ? left : slice)) return false;
+      }
+    }
+    storeCounters();
+    return true;
+  }
+
+ private:
+  // ---- team-shared message counters ---------------------------------------
+
+  LOOM_HD uint64_t* sentCounters() { return team_.counters(); }
+  LOOM_HD uint64_t* receivedCounters() { return team_.counters() + kMaxConnections; }
+
+  LOOM_HD bool loadCounters() {
+    if (channel_.sendCount > kMaxConnections || channel_.recvCount > kMaxConnections) {
+      if (team_.index() == 0) fail(WalkError::BadProgram, -1, 0);
+      return false;
+    }
+    if (team_.index() == 0) {
+      for (uint32_t c = 0; c < channel_.sendCount; ++c) {
+        sentCounters()[c] = *channel_.sends[c].sent;
+      }
+      for (uint32_t c = 0; c < channel_.recvCount; ++c) {
+        receivedCounters()[c] = *channel_.recvs[c].received;
+      }
+    }
+    team_.sync();
+    return true;
+  }
+
+  LOOM_HD void storeCounters() {
+    team_.sync();
+    if (team_.index() != 0) return;
+    for (uint32_t c = 0; c < channel_.sendCount; ++c) *channel_.sends[c].sent = sentCounters()[c];
+    for (uint32_t c = 0; c < channel_.recvCount; ++c) {
+      *channel_.recvs[c].received = receivedCounters()[c];
+    }
+  }
+
+  // ---- failure --------------------------------------------------------------
+
+  /// Records the first failure of the channel; any thread may call it (the
+  /// low-latency waits run on every thread), the first to claim the word wins.
+  LOOM_HD void fail(WalkError error, int32_t peer, uint32_t waitingFor) {
+    if (!team_.claim(&status_.error, static_cast<uint32_t>(error))) return;
+    status_.step = stepIndex_;
+    status_.peer = peer;
+    status_.waitingFor = waitingFor;
+  }
+
+  /// Spins until `*word` passes `ready`, the deadline or an abort. Returns
+  /// false, with the status set, on the latter two.
+  template <typename Ready>
+  LOOM_HD bool waitFor(const uint64_t* word, Ready ready, int32_t peer, uint32_t waitingFor) {
+    for (uint32_t spins = 1;; ++spins) {
+      if (ready(team_.loadAcquire(word))) return true;
+      team_.relax();
+      if (spins % kSpinsPerClockRead != 0) continue;
+      if (args_.abort != nullptr && team_.aborted(args_.abort)) {
+        fail(WalkError::Aborted, peer, waitingFor);
+        return false;
+      }
+      if (team_.nowNs() > deadline_) {
+        fail(WalkError::Timeout, peer, waitingFor);
+        return false;
+      }
+    }
+  }
+
+  struct AtLeast {
+    uint64_t value;
+    LOOM_HD bool operator()(uint64_t v) const { return v >= value; }
+  };
+  struct Exactly {
+    uint64_t value;
+    LOOM_HD bool operator()(uint64_t v) const { return v == value; }
+  };
+  /// Message m may be written once the receiver is done with m - slotCount,
+  /// the one that used the same slot before it.
+  LOOM_HD AtLeast roomFor(uint64_t message) const {
+    return AtLeast{message > args_.slotCount ? message - args_.slotCount : 0};
+  }
+  struct LineCarries {
+    uint32_t flag;
+    LOOM_HD bool operator()(uint64_t v) const { return static_cast<uint32_t>(v >> 32) == flag; }
+  };
+
+  // ---- buffers ----------------------------------------------------------------
+
+  LOOM_HD char* bufferAt(uint8_t buffer, uint64_t element) const {
+    const uint64_t byte = element * args_.elementSize;
+    switch (buffer) {
+      case step::kInput:
+        return const_cast<char*>(args_.input) + byte;
+      case step::kOutput:
+        return args_.output + byte;
+      default:
+        return args_.scratch + byte;
+    }
+  }
+
+  // ---- one slice of one step ----------------------------------------------------
+
+  struct Ends {
+    const S* src = nullptr;  // local operand
+    S* dst = nullptr;        // local result, or null
+    bool receives = false;
+    bool sends = false;
+    bool reduces = false;
+  };
+
+  LOOM_HD Ends endsOf(const WalkStep& s, uint64_t first) const {
+    Ends e;
+    e.src = reinterpret_cast<const S*>(bufferAt(s.srcBuffer, s.srcOffset + first));
+    switch (s.kind) {
+      case step::kSend:
+        e.sends = true;
+        break;
+      case step::kRecv:
+        e.receives = true;
+        e.dst = reinterpret_cast<S*>(bufferAt(s.dstBuffer, s.dstOffset + first));
+        break;
+      case step::kRecvReduce:
+        e.receives = e.reduces = true;
+        e.dst = reinterpret_cast<S*>(bufferAt(s.dstBuffer, s.dstOffset + first));
+        break;
+      case step::kRecvReduceSend:
+        e.receives = e.reduces = e.sends = true;
+        break;
+      case step::kRecvReduceCopySend:
+        e.receives = e.reduces = e.sends = true;
+        e.dst = reinterpret_cast<S*>(bufferAt(s.dstBuffer, s.dstOffset + first));
+        break;
+      case step::kRecvCopySend:
+        e.receives = e.sends = true;
+        e.dst = reinterpret_cast<S*>(bufferAt(s.dstBuffer, s.dstOffset + first));
+        break;
+      default:  // kCopy
+        e.dst = reinterpret_cast<S*>(bufferAt(s.dstBuffer, s.dstOffset + first));
+        break;
+    }
+    return e;
+  }
+
+  LOOM_HD bool runSlice(const WalkStep& s, uint64_t first, uint64_t n) {
+    if (s.kind > step::kCopy) {
+      if (team_.index() == 0) fail(WalkError::BadProgram, -1, 0);
+      return false;
+    }
+    const Ends e = endsOf(s, first);
+    if ((e.sends && (s.sendConnection < 0 ||
+                     static_cast<uint32_t>(s.sendConnection) >= channel_.sendCount)) ||
+        (e.receives && (s.recvConnection < 0 ||
+                        static_cast<uint32_t>(s.recvConnection) >= channel_.recvCount))) {
+      if (team_.index() == 0) fail(WalkError::BadProgram, -1, 0);
+      return false;
+    }
+    bool ok = true;
+    if (!e.sends && !e.receives) {
+      if (e.dst != e.src) copyElements(e.dst, e.src, n);
+    } else if (args_.protocol == static_cast<uint8_t>(Protocol::LowLatency)) {
+      ok = lowLatencySlice(s, e, n);
+    } else {
+      ok = bulkSlice(s, e, n);
+    }
+    // Later steps may read what this one wrote, with another thread per element.
+    return !team_.syncOr(!ok);
+  }
+
+  // ---- bulk ----------------------------------------------------------------------
+
+  LOOM_HD bool bulkSlice(const WalkStep& s, const Ends& e, uint64_t n) {
+    const RecvConnection* in = e.receives ? &channel_.recvs[s.recvConnection] : nullptr;
+    const SendConnection* out = e.sends ? &channel_.sends[s.sendConnection] : nullptr;
+    const uint64_t inMessage = in ? receivedCounters()[s.recvConnection] + 1 : 0;
+    const uint64_t outMessage = out ? sentCounters()[s.sendConnection] + 1 : 0;
+    const uint32_t slots = args_.slotCount;
+    bool ok = true;
+    if (team_.index() == 0) {
+      if (in) ok = waitFor(in->ready + (inMessage - 1) % slots, Exactly{inMessage}, in->peer, 1);
+      if (ok && out) ok = waitFor(out->consumed, roomFor(outMessage), out->peer, 2);
+    }
+    if (team_.syncOr(!ok)) return false;
+
+    const S* data =
+        in ? reinterpret_cast<const S*>(in->slots + ((inMessage - 1) % slots) * args_.bulkSlotBytes)
+           : nullptr;
+    S* slot = out ? reinterpret_cast<S*>(out->slots +
+                                         ((outMessage - 1) % slots) * args_.bulkSlotBytes)
+                  : nullptr;
+    const bool finalize = s.finalize != 0;
+    if (e.reduces) {
+      // Into the local result first when there is one, then forward it.
+      S* target = e.dst ? e.dst : slot;
+      reduceElements(target, e.src, data, n, finalize);
+      if (e.dst && slot) {
+        team_.sync();  // the forward copy reads other threads' results
+        copyElements(slot, e.dst, n);
+      }
+    } else if (in) {
+      if (e.dst) copyElements(e.dst, data, n);
+      if (slot) copyElements(slot, data, n);
+    } else {
+      copyElements(slot, e.src, n);
+    }
+    team_.sync();
+    if (team_.index() == 0) {
+      if (out) {
+        team_.storeRelease(out->ready + (outMessage - 1) % slots, outMessage);
+        sentCounters()[s.sendConnection] = outMessage;
+      }
+      if (in) {
+        team_.storeRelease(in->consumed, inMessage);
+        receivedCounters()[s.recvConnection] = inMessage;
+      }
+    }
+    return true;
+  }
+
+  // ---- low latency ----------------------------------------------------------------
+
+  union Unit {
+    uint64_t raw;
+    S v[kElementsPerUnit];
+  };
+
+  LOOM_HD bool lowLatencySlice(const WalkStep& s, const Ends& e, uint64_t n) {
+    const RecvConnection* in = e.receives ? &channel_.recvs[s.recvConnection] : nullptr;
+    const SendConnection* out = e.sends ? &channel_.sends[s.sendConnection] : nullptr;
+    const uint64_t inMessage = in ? receivedCounters()[s.recvConnection] + 1 : 0;
+    const uint64_t outMessage = out ? sentCounters()[s.sendConnection] + 1 : 0;
+    const uint32_t slots = args_.slotCount;
+    bool ok = true;
+    if (out && team_.index() == 0) {
+      ok = waitFor(out->consumed, roomFor(outMessage), out->peer, 2);
+    }
+    if (team_.syncOr(!ok)) return false;
+
+    const uint64_t* inLines =
+        in ? in->lines + ((inMessage - 1) % slots) * args_.llSlotLines : nullptr;
+    uint64_t* outLines = out ? out->lines + ((outMessage - 1) % slots) * args_.llSlotLines : nullptr;
+    const uint32_t inFlag = llFlag(inMessage);
+    const uint32_t outFlag = llFlag(outMessage);
+    const uint64_t units = (n + kElementsPerUnit - 1) / kElementsPerUnit;
+    for (uint64_t u = team_.index(); ok && u < units; u += team_.size()) {
+      const uint64_t base = u * kElementsPerUnit;
+      const uint32_t valid =
+          n - base < kElementsPerUnit ? static_cast<uint32_t>(n - base) : kElementsPerUnit;
+      Unit local{0};
+      if (e.reduces || !in) {  // a plain receive's src names nothing to read
+        for (uint32_t k = 0; k < valid; ++k) local.v[k] = e.src[base + k];
+      }
+      Unit result = local;
+      if (in) {
+        Unit got{0};
+        ok = readUnit(inLines + 2 * u, inFlag, in->peer, got.raw);
+        if (!ok) break;
+        if (e.reduces) {
+          reduceUnit(result, local, got, valid, s.finalize != 0);
+        } else {
+          result = got;
+        }
+      }
+      if (e.dst) {
+        for (uint32_t k = 0; k < valid; ++k) e.dst[base + k] = result.v[k];
+      }
+      if (outLines) writeUnit(outLines + 2 * u, outFlag, result.raw);
+    }
+    if (team_.syncOr(!ok)) return false;
+    if (team_.index() == 0) {
+      if (out) sentCounters()[s.sendConnection] = outMessage;
+      if (in) {
+        team_.storeRelease(in->consumed, inMessage);
+        receivedCounters()[s.recvConnection] = inMessage;
+      }
+    }
+    return true;
+  }
+
+  LOOM_HD bool readUnit(const uint64_t* line, uint32_t flag, int32_t peer, uint64_t& payload) {
+    uint64_t low = 0;
+    uint64_t high = 0;
+    if (!waitFor(line, LineCarries{flag}, peer, 1)) return false;
+    if (!waitFor(line + 1, LineCarries{flag}, peer, 1)) return false;
+    // The waits returned on loads that carried the flag; load again for the
+    // data (the same values: a line is written once per message).
+    low = team_.loadRelaxed(line) & 0xFFFFFFFFull;
+    high = team_.loadRelaxed(line + 1) & 0xFFFFFFFFull;
+    payload = low | (high << 32);
+    return true;
+  }
+
+  LOOM_HD void writeUnit(uint64_t* line, uint32_t flag, uint64_t payload) {
+    const uint64_t tag = static_cast<uint64_t>(flag) << 32;
+    team_.storeRelaxed(line, tag | (payload & 0xFFFFFFFFull));
+    team_.storeRelaxed(line + 1, tag | (payload >> 32));
+  }
+
+  // ---- element loops (this thread's share) -----------------------------------------
+
+  LOOM_HD void copyElements(S* dst, const S* src, uint64_t n) {
+    for (uint64_t i = team_.index(); i < n; i += team_.size()) dst[i] = src[i];
+  }
+
+  template <typename Op>
+  LOOM_HD static S combine(S a, S b) {
+    return E::narrow(Op::template apply<typename E::Compute>(E::widen(a), E::widen(b)));
+  }
+
+  LOOM_HD S finalized(S v) const {
+    return E::narrow(kernels::divideByRanks(E::widen(v), args_.nranks));
+  }
+
+  template <typename Op>
+  LOOM_HD void reduceWith(S* dst, const S* a, const S* b, uint64_t n, bool finalize) {
+    for (uint64_t i = team_.index(); i < n; i += team_.size()) {
+      const S r = combine<Op>(a[i], b[i]);
+      dst[i] = finalize ? finalized(r) : r;
+    }
+  }
+
+  /// dst = a (op) b, then the op's final transform when `finalize`. The op is
+  /// the same for the whole launch, so the switch is taken once per slice.
+  LOOM_HD void reduceElements(S* dst, const S* a, const S* b, uint64_t n, bool finalize) {
+    const bool avg = args_.op == kOpAvg;
+    switch (args_.op) {
+      case kOpProd:
+        return reduceWith<kernels::ProdOp>(dst, a, b, n, false);
+      case kOpMax:
+        return reduceWith<kernels::MaxOp>(dst, a, b, n, false);
+      case kOpMin:
+        return reduceWith<kernels::MinOp>(dst, a, b, n, false);
+      default:
+        return reduceWith<kernels::SumOp>(dst, a, b, n, avg && finalize);
+    }
+  }
+
+  LOOM_HD void reduceUnit(Unit& result, const Unit& a, const Unit& b, uint32_t valid,
+                          bool finalize) {
+    for (uint32_t k = 0; k < valid; ++k) {
+      S r;
+      switch (args_.op) {
+        case kOpProd:
+          r = combine<kernels::ProdOp>(a.v[k], b.v[k]);
+          break;
+        case kOpMax:
+          r = combine<kernels::MaxOp>(a.v[k], b.v[k]);
+          break;
+        case kOpMin:
+          r = combine<kernels::MinOp>(a.v[k], b.v[k]);
+          break;
+        default:
+          r = combine<kernels::SumOp>(a.v[k], b.v[k]);
+          if (finalize && args_.op == kOpAvg) r = finalized(r);
+          break;
+      }
+      result.v[k] = r;
+    }
+  }
+
+  Team& team_;
+  const WalkArgs& args_;
+  const WalkChannel& channel_;
+  WalkStatus& status_;
+  uint64_t deadline_ = 0;
+  int32_t stepIndex_ = -1;
+};
+
+}  // namespace loom::walk

@@ -1,0 +1,230 @@
+#include "collectives/walker/walk_program.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace loom::walk {
+namespace {
+
+constexpr size_t kArenaAlignment = 256;  // cudaMalloc's, so slots stay 16-byte aligned
+
+size_t alignUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+/// Where an element range of `count` starts for channel `c` of `channels`.
+size_t channelBegin(size_t count, uint32_t c, uint32_t channels, size_t unit) {
+  if (c >= channels) return count;
+  const size_t share = static_cast<size_t>(
+      static_cast<unsigned __int128>(count) * c / channels);
+  return std::min(count, share / unit * unit);
+}
+
+/// Distinct peers in order of first use, and each step's index among them.
+struct Peers {
+  std::vector<int> ranks;
+  int indexOf(int peer) {
+    const auto it = std::find(ranks.begin(), ranks.end(), peer);
+    if (it != ranks.end()) return static_cast<int>(it - ranks.begin());
+    ranks.push_back(peer);
+    return static_cast<int>(ranks.size()) - 1;
+  }
+};
+
+bool stepSends(StepKind k) {
+  return k == StepKind::Send || k == StepKind::RecvReduceSend ||
+         k == StepKind::RecvReduceCopySend || k == StepKind::RecvCopySend;
+}
+bool stepReceives(StepKind k) { return k != StepKind::Send && k != StepKind::Copy; }
+
+/// Appends `bytes` (rounded up to words) and returns their byte offset.
+size_t reserve(std::vector<uint64_t>& words, size_t bytes) {
+  const size_t offset = words.size() * 8;
+  words.resize(words.size() + (bytes + 7) / 8, 0);
+  return offset;
+}
+
+}  // namespace
+
+void FifoGeometry::validate() const {
+  if (channels == 0 || slotCount == 0 || bulkSlotBytes == 0 || bulkSlotBytes % 16 != 0 ||
+      llSlotLines < 2 || llSlotLines % 2 != 0) {
+    raise(ErrorCode::InvalidArgument,
+          "FIFO geometry needs channels, slots, a bulk slot that is a nonzero multiple of 16 "
+          "bytes and an even number (>= 2) of low-latency lines; got channels {}, slots {}, bulk "
+          "{} bytes, {} lines",
+          channels, slotCount, bulkSlotBytes, llSlotLines);
+  }
+}
+
+ArenaLayout::ArenaLayout(const FifoGeometry& geometry, int nranks)
+    : geometry_(geometry), nranks_(nranks) {
+  geometry.validate();
+  slots_ = alignUp(8 * static_cast<size_t>(geometry.slotCount) + 24, kArenaAlignment);
+  blockBytes_ = alignUp(
+      lines() + static_cast<size_t>(geometry.slotCount) * geometry.llSlotLines * 8,
+      kArenaAlignment);
+}
+
+Protocol chooseProtocol(const FifoGeometry& geometry, size_t callBytes) {
+  return callBytes <= geometry.llMaxCallBytes ? Protocol::LowLatency : Protocol::Bulk;
+}
+
+size_t sliceElementsFor(const FifoGeometry& geometry, Protocol protocol, size_t elementSize) {
+  const size_t bytes =
+      protocol == Protocol::LowLatency ? geometry.llSlotPayloadBytes() : geometry.bulkSlotBytes;
+  return std::max<size_t>(1, bytes / elementSize);
+}
+
+std::vector<Step> channelSteps(const RankPlan& plan, uint32_t channel, uint32_t channels,
+                               size_t unitElements) {
+  std::vector<Step> out;
+  const size_t unit = std::max<size_t>(1, unitElements);
+  for (const auto& stream : plan.streams) {
+    for (const Step& s : stream) {
+      const size_t begin = channelBegin(s.count, channel, channels, unit);
+      const size_t end = channelBegin(s.count, channel + 1, channels, unit);
+      if (end <= begin) continue;
+      Step part = s;
+      part.count = end - begin;
+      part.src.offset += begin;
+      part.dst.offset += begin;
+      out.push_back(part);
+    }
+  }
+  return out;
+}
+
+WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
+                             const FifoGeometry& geometry, std::span<char* const> arenas,
+                             uintptr_t base) {
+  const ArenaLayout layout(geometry, call.nranks);
+  if (arenas.size() != static_cast<size_t>(call.nranks) || call.rank < 0 ||
+      call.rank >= call.nranks) {
+    raise(ErrorCode::InvalidArgument, "walk program for rank {} of {} got {} arenas", call.rank,
+          call.nranks, arenas.size());
+  }
+  const size_t es = dataTypeSize(call.type);
+  const uint32_t channels = geometry.channels;
+
+  struct ChannelPlan {
+    std::vector<Step> steps;
+    Peers sends;
+    Peers recvs;
+    std::vector<WalkStep> walk;
+  };
+  std::vector<ChannelPlan> parts(channels);
+  for (uint32_t c = 0; c < channels; ++c) {
+    ChannelPlan& part = parts[c];
+    part.steps = channelSteps(plan, c, channels, std::max<size_t>(1, 16 / es));
+    for (const Step& s : part.steps) {
+      WalkStep w;
+      w.kind = static_cast<uint8_t>(s.kind);
+      w.finalize = s.finalize ? 1 : 0;
+      w.srcBuffer = static_cast<uint8_t>(s.src.buffer);
+      w.dstBuffer = static_cast<uint8_t>(s.dst.buffer);
+      w.srcOffset = s.src.offset;
+      w.dstOffset = s.dst.offset;
+      w.count = s.count;
+      for (const int peer : {stepSends(s.kind) ? s.sendPeer : -2,
+                             stepReceives(s.kind) ? s.recvPeer : -2}) {
+        if (peer == -2) continue;
+        if (peer < 0 || peer >= call.nranks || peer == call.rank) {
+          raise(ErrorCode::InvalidArgument, "plan step {} of rank {} names peer {} of {}",
+                toString(s), call.rank, peer, call.nranks);
+        }
+      }
+      if (stepSends(s.kind)) w.sendConnection = part.sends.indexOf(s.sendPeer);
+      if (stepReceives(s.kind)) w.recvConnection = part.recvs.indexOf(s.recvPeer);
+      part.walk.push_back(w);
+    }
+    if (part.sends.ranks.size() > kMaxConnections || part.recvs.ranks.size() > kMaxConnections) {
+      raise(ErrorCode::InvalidArgument,
+            "rank {} talks to {} peers on one channel; the plan walker keeps at most {}",
+            call.rank, std::max(part.sends.ranks.size(), part.recvs.ranks.size()),
+            kMaxConnections);
+    }
+  }
+
+  WalkProgram program;
+  program.channels = channels;
+  std::vector<uint64_t>& words = program.words;
+  const size_t argsAt = reserve(words, sizeof(WalkArgs));
+  const size_t channelsAt = reserve(words, sizeof(WalkChannel) * channels);
+  program.statusOffset = reserve(words, sizeof(WalkStatus) * channels);
+  std::vector<size_t> sendsAt(channels), recvsAt(channels), stepsAt(channels);
+  for (uint32_t c = 0; c < channels; ++c) {
+    sendsAt[c] = reserve(words, sizeof(SendConnection) * parts[c].sends.ranks.size());
+    recvsAt[c] = reserve(words, sizeof(RecvConnection) * parts[c].recvs.ranks.size());
+    stepsAt[c] = reserve(words, sizeof(WalkStep) * parts[c].walk.size());
+  }
+  auto* bytes = reinterpret_cast<char*>(words.data());
+  auto at = [&](size_t offset) { return base + offset; };
+
+  const int me = call.rank;
+  for (uint32_t c = 0; c < channels; ++c) {
+    const ChannelPlan& part = parts[c];
+    for (size_t i = 0; i < part.sends.ranks.size(); ++i) {
+      const int peer = part.sends.ranks[i];
+      char* theirs = arenas[peer] + layout.block(c, me);
+      char* mine = arenas[me] + layout.block(c, peer);
+      SendConnection s;
+      s.slots = theirs + layout.slots();
+      s.ready = reinterpret_cast<uint64_t*>(theirs + ArenaLayout::kReady);
+      s.lines = reinterpret_cast<uint64_t*>(theirs + layout.lines());
+      s.consumed = reinterpret_cast<const uint64_t*>(mine + layout.consumed());
+      s.sent = reinterpret_cast<uint64_t*>(mine + layout.sent());
+      s.peer = peer;
+      std::memcpy(bytes + sendsAt[c] + i * sizeof(SendConnection), &s, sizeof s);
+    }
+    for (size_t i = 0; i < part.recvs.ranks.size(); ++i) {
+      const int peer = part.recvs.ranks[i];
+      char* mine = arenas[me] + layout.block(c, peer);
+      char* theirs = arenas[peer] + layout.block(c, me);
+      RecvConnection r;
+      r.slots = mine + layout.slots();
+      r.ready = reinterpret_cast<const uint64_t*>(mine + ArenaLayout::kReady);
+      r.lines = reinterpret_cast<const uint64_t*>(mine + layout.lines());
+      r.consumed = reinterpret_cast<uint64_t*>(theirs + layout.consumed());
+      r.received = reinterpret_cast<uint64_t*>(mine + layout.received());
+      r.peer = peer;
+      std::memcpy(bytes + recvsAt[c] + i * sizeof(RecvConnection), &r, sizeof r);
+    }
+    if (!part.walk.empty()) {
+      std::memcpy(bytes + stepsAt[c], part.walk.data(), sizeof(WalkStep) * part.walk.size());
+    }
+    WalkChannel ch;
+    ch.steps = reinterpret_cast<const WalkStep*>(at(stepsAt[c]));
+    ch.stepCount = static_cast<uint32_t>(part.walk.size());
+    ch.sendCount = static_cast<uint32_t>(part.sends.ranks.size());
+    ch.recvCount = static_cast<uint32_t>(part.recvs.ranks.size());
+    ch.sends = reinterpret_cast<SendConnection*>(at(sendsAt[c]));
+    ch.recvs = reinterpret_cast<RecvConnection*>(at(recvsAt[c]));
+    std::memcpy(bytes + channelsAt + c * sizeof(WalkChannel), &ch, sizeof ch);
+    const WalkStatus fresh;
+    std::memcpy(bytes + program.statusOffset + c * sizeof(WalkStatus), &fresh, sizeof fresh);
+  }
+
+  WalkArgs args;
+  args.input = call.input;
+  args.output = call.output;
+  args.scratch = call.scratch;
+  args.channels = reinterpret_cast<const WalkChannel*>(at(channelsAt));
+  args.status = reinterpret_cast<WalkStatus*>(at(program.statusOffset));
+  args.abort = call.abort;
+  args.timeoutNs = call.timeoutNs;
+  args.channelCount = channels;
+  args.elementSize = static_cast<uint32_t>(es);
+  args.slotCount = geometry.slotCount;
+  args.bulkSlotBytes = geometry.bulkSlotBytes;
+  args.llSlotLines = geometry.llSlotLines;
+  args.sliceElements = static_cast<uint32_t>(sliceElementsFor(geometry, call.protocol, es));
+  args.nranks = call.nranks;
+  args.protocol = static_cast<uint8_t>(call.protocol);
+  args.op = static_cast<uint8_t>(call.op);
+  args.type = static_cast<uint8_t>(call.type);
+  std::memcpy(bytes + argsAt, &args, sizeof args);
+  return program;
+}
+
+}  // namespace loom::walk

@@ -1,0 +1,418 @@
+// The plan walker (collectives/walker/) on host threads: every rank's plan,
+// split into channels, walked by teams of std::threads through FIFOs in host
+// memory with both protocols, against the element-by-element reference
+// (unit/collective_cases.h). Tiny slots force many messages, slot reuse and a
+// ring's pipelining; the counters persist across calls as on a GPU; a silent
+// peer and an abort end the walk with a status naming the peer, never a hang.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "collectives/algorithms.h"
+#include "collectives/walker/plan_walker.h"
+#include "collectives/walker/walk_program.h"
+#include "core/error.h"
+#include "device/element_types.cuh"
+#include "unit/collective_cases.h"
+#include "unit/host_team.h"
+
+namespace loom::walk {
+namespace {
+
+using namespace testing_cases;  // NOLINT(google-build-using-namespace): test vocabulary
+
+/// Runs `run(E{})` with the device element type of `type`.
+template <typename Fn>
+bool withElement(DataType type, Fn&& run) {
+  switch (type) {
+    case DataType::Int8:
+      return run(cuda::NativeElem<int8_t>{});
+    case DataType::Uint8:
+      return run(cuda::NativeElem<uint8_t>{});
+    case DataType::Int32:
+      return run(cuda::NativeElem<int32_t>{});
+    case DataType::Uint32:
+      return run(cuda::NativeElem<uint32_t>{});
+    case DataType::Int64:
+      return run(cuda::NativeElem<int64_t>{});
+    case DataType::Uint64:
+      return run(cuda::NativeElem<uint64_t>{});
+    case DataType::Float16:
+      return run(cuda::HalfElem{});
+    case DataType::Float32:
+      return run(cuda::NativeElem<float>{});
+    case DataType::Float64:
+      return run(cuda::NativeElem<double>{});
+    case DataType::Bfloat16:
+      return run(cuda::Bf16Elem{});
+  }
+  return false;
+}
+
+/// Every rank's arena, zeroed, kept across calls like a communicator's.
+struct Fifos {
+  Fifos(const FifoGeometry& g, int nranks) : geometry(g), layout(g, nranks) {
+    for (int r = 0; r < nranks; ++r) {
+      memory.emplace_back(layout.bytes() / 8 + 1, 0);
+      arenas.push_back(reinterpret_cast<char*>(memory.back().data()));
+    }
+  }
+  FifoGeometry geometry;
+  ArenaLayout layout;
+  std::vector<std::vector<uint64_t>> memory;
+  std::vector<char*> arenas;
+};
+
+struct Options {
+  Algorithm algorithm = Algorithm::Ring;
+  Protocol protocol = Protocol::Bulk;
+  int teamSize = 2;
+  uint64_t timeoutNs = 20'000'000'000ull;  // generous: ranks outnumber cores
+  std::vector<int> silentRanks;            // ranks that never start
+  const volatile uint32_t* abort = nullptr;
+};
+
+/// One walk of every rank's program on host threads; returns each rank's
+/// statuses (one per channel).
+std::vector<std::vector<WalkStatus>> walkAll(const Case& c, World& w, Fifos& fifos,
+                                             const Options& o) {
+  const size_t es = dataTypeSize(c.type);
+  std::vector<std::vector<char>> scratch(static_cast<size_t>(c.nranks));
+  std::vector<WalkProgram> programs;
+  for (int r = 0; r < c.nranks; ++r) {
+    PlanRequest req;
+    req.collective = c.collective;
+    req.algorithm = o.algorithm;
+    req.rank = r;
+    req.nranks = c.nranks;
+    req.root = c.root;
+    req.count = c.count;
+    req.inPlace = c.inPlace;
+    const RankPlan plan = makePlan(req);
+    scratch[r].assign(plan.scratchElements * es + 16, 0);
+    WalkCall call;
+    call.rank = r;
+    call.nranks = c.nranks;
+    call.type = c.type;
+    call.op = c.op;
+    call.protocol = o.protocol;
+    call.input = w.buffers[r].send;
+    call.output = w.buffers[r].recv;
+    call.scratch = scratch[r].data();
+    call.timeoutNs = o.timeoutNs;
+    call.abort = o.abort;
+    // Built for where it will sit: a second build at the storage's address.
+    WalkProgram p = buildWalkProgram(plan, call, fifos.geometry, fifos.arenas, 0);
+    const auto base = reinterpret_cast<uintptr_t>(p.words.data());
+    const WalkProgram placed = buildWalkProgram(plan, call, fifos.geometry, fifos.arenas, base);
+    EXPECT_EQ(placed.words.size(), p.words.size());
+    std::copy(placed.words.begin(), placed.words.end(), p.words.begin());
+    programs.push_back(std::move(p));
+  }
+  std::vector<std::unique_ptr<HostTeamShared>> teams;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < c.nranks; ++r) {
+    if (std::find(o.silentRanks.begin(), o.silentRanks.end(), r) != o.silentRanks.end()) continue;
+    const WalkArgs& args = programs[r].args();
+    for (uint32_t ch = 0; ch < args.channelCount; ++ch) {
+      teams.push_back(std::make_unique<HostTeamShared>(o.teamSize));
+      HostTeamShared* shared = teams.back().get();
+      for (int t = 0; t < o.teamSize; ++t) {
+        threads.emplace_back([shared, t, &args, ch, type = c.type] {
+          withElement(type, [&](auto e) {
+            HostTeam team(*shared, t);
+            PlanWalker<HostTeam, decltype(e)> walker(team, args, ch);
+            return walker.run();
+          });
+        });
+      }
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<std::vector<WalkStatus>> statuses;
+  for (const WalkProgram& p : programs) {
+    statuses.emplace_back(p.args().status, p.args().status + p.channels);
+  }
+  return statuses;
+}
+
+void expectResults(const Case& c, const World& w) {
+  for (int r = 0; r < c.nranks; ++r) {
+    if (!receives(c, r)) continue;
+    const std::vector<char> want = expected(c, r);
+    if (want.empty()) continue;
+    ASSERT_EQ(std::memcmp(w.buffers[r].recv, want.data(), want.size()), 0) << "rank " << r;
+  }
+}
+
+void expectClean(const std::vector<std::vector<WalkStatus>>& statuses) {
+  for (size_t r = 0; r < statuses.size(); ++r) {
+    for (size_t ch = 0; ch < statuses[r].size(); ++ch) {
+      ASSERT_EQ(statuses[r][ch].error, 0u)
+          << "rank " << r << " channel " << ch << " step " << statuses[r][ch].step << " peer "
+          << statuses[r][ch].peer;
+    }
+  }
+}
+
+/// Small FIFOs: 2 slots of 32 bytes, or 2 x 16 payload bytes of lines, so a
+/// 1031-element call is dozens of messages per step and every slot is reused.
+FifoGeometry tinyGeometry(uint32_t channels) {
+  FifoGeometry g;
+  g.channels = channels;
+  g.slotCount = 2;
+  g.bulkSlotBytes = 32;
+  g.llSlotLines = 8;
+  return g;
+}
+
+void runCase(const Case& c, const Options& o, uint32_t channels) {
+  SCOPED_TRACE(describe(c) + " algorithm " + toString(o.algorithm) + " protocol " +
+               std::to_string(static_cast<int>(o.protocol)) + " channels " +
+               std::to_string(channels) + " team " + std::to_string(o.teamSize));
+  World w = makeWorld(c);
+  Fifos fifos(tinyGeometry(channels), c.nranks);
+  expectClean(walkAll(c, w, fifos, o));
+  expectResults(c, w);
+}
+
+std::vector<Algorithm> algorithmsFor(Collective c) {
+  std::vector<Algorithm> out;
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::Pairwise, Algorithm::Star}) {
+    if (algorithmSupports(a, c)) out.push_back(a);
+  }
+  return out;
+}
+
+TEST(PlanWalker, EveryCollectiveAndAlgorithmOnBothProtocols) {
+  const Collective collectives[] = {
+      Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce, Collective::AllGather,
+      Collective::Broadcast, Collective::AllToAll,      Collective::Gather, Collective::Scatter};
+  for (Collective coll : collectives) {
+    for (Algorithm algorithm : algorithmsFor(coll)) {
+      for (int n : {1, 2, 3, 5}) {
+        for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1031}}) {
+          for (Protocol protocol : {Protocol::Bulk, Protocol::LowLatency}) {
+            for (bool inPlace : {false, true}) {
+              if (inPlace && coll == Collective::AllToAll) continue;
+              const int root = static_cast<int>(count % static_cast<size_t>(n));
+              const Case c{coll,           n,    count, DataType::Float32,
+                           ReduceOp::Sum, root, inPlace};
+              Options o;
+              o.algorithm = algorithm;
+              o.protocol = protocol;
+              o.teamSize = 1 + static_cast<int>(count % 3);
+              runCase(c, o, 1 + static_cast<uint32_t>(n % 3));
+              if (::testing::Test::HasFatalFailure()) return;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(PlanWalker, EveryTypeAndOp) {
+  for (DataType type : kTypes) {
+    for (ReduceOp op :
+         {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
+      for (Collective coll :
+           {Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce}) {
+        for (Protocol protocol : {Protocol::Bulk, Protocol::LowLatency}) {
+          const Case c{coll, 3, 37, type, op, 1, false};
+          Options o;
+          o.protocol = protocol;
+          o.teamSize = 3;
+          runCase(c, o, 2);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+    }
+    // Data movement in every type: the low-latency units pack 8 / size elements.
+    for (Protocol protocol : {Protocol::Bulk, Protocol::LowLatency}) {
+      const Case c{Collective::AllGather, 4, 13, type, ReduceOp::Sum, 0, true};
+      Options o;
+      o.protocol = protocol;
+      runCase(c, o, 1);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(PlanWalker, EightRanksLargeCount) {
+  for (Protocol protocol : {Protocol::Bulk, Protocol::LowLatency}) {
+    const Case c{Collective::AllReduce, 8, 20'011, DataType::Float32, ReduceOp::Sum, 0, true};
+    Options o;
+    o.protocol = protocol;
+    o.teamSize = 2;
+    World w = makeWorld(c);
+    FifoGeometry g;  // realistic sizes for the large call
+    g.channels = 2;
+    g.slotCount = 4;
+    g.bulkSlotBytes = 4096;
+    g.llSlotLines = 256;
+    Fifos fifos(g, c.nranks);
+    expectClean(walkAll(c, w, fifos, o));
+    expectResults(c, w);
+  }
+}
+
+TEST(PlanWalker, CountersPersistAcrossCallsAndProtocols) {
+  // One set of FIFOs, as a communicator keeps them: later calls must find
+  // their messages by number, with slots and lines holding older messages.
+  const Case calls[] = {
+      {Collective::AllReduce, 4, 1031, DataType::Float32, ReduceOp::Sum, 0, false},
+      {Collective::AllGather, 4, 9, DataType::Int8, ReduceOp::Sum, 0, false},
+      {Collective::AllReduce, 4, 100, DataType::Float64, ReduceOp::Max, 0, true},
+      {Collective::Broadcast, 4, 77, DataType::Bfloat16, ReduceOp::Sum, 2, false},
+      {Collective::AllReduce, 4, 1031, DataType::Float32, ReduceOp::Sum, 0, false},
+  };
+  Fifos fifos(tinyGeometry(2), 4);
+  int i = 0;
+  for (const Case& c : calls) {
+    for (Protocol protocol : {Protocol::LowLatency, Protocol::Bulk}) {
+      SCOPED_TRACE("call " + std::to_string(i++) + " " + describe(c));
+      World w = makeWorld(c);
+      Options o;
+      o.protocol = protocol;
+      expectClean(walkAll(c, w, fifos, o));
+      expectResults(c, w);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(PlanWalker, ASilentPeerIsATimeoutNamingIt) {
+  for (Protocol protocol : {Protocol::Bulk, Protocol::LowLatency}) {
+    const Case c{Collective::AllReduce, 3, 1031, DataType::Float32, ReduceOp::Sum, 0, false};
+    World w = makeWorld(c);
+    Fifos fifos(tinyGeometry(1), c.nranks);
+    Options o;
+    o.protocol = protocol;
+    o.timeoutNs = 200'000'000;  // 0.2 s
+    o.silentRanks = {2};
+    const auto start = std::chrono::steady_clock::now();
+    const auto statuses = walkAll(c, w, fifos, o);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 10.0);
+    // Rank 0 receives from rank 2 on the ring (2 -> 0); rank 1 waits for
+    // room or data on 1 -> 2 / 0 -> 1. Both end with a timeout.
+    ASSERT_EQ(statuses[0][0].error, static_cast<uint32_t>(WalkError::Timeout));
+    EXPECT_EQ(statuses[0][0].peer, 2);
+    EXPECT_EQ(statuses[0][0].waitingFor, 1u);  // data
+    EXPECT_EQ(statuses[1][0].error, static_cast<uint32_t>(WalkError::Timeout));
+    EXPECT_NE(statuses[1][0].peer, 1);
+  }
+}
+
+TEST(PlanWalker, AnAbortEndsEveryWait) {
+  const Case c{Collective::AllReduce, 2, 1031, DataType::Float32, ReduceOp::Sum, 0, false};
+  World w = makeWorld(c);
+  Fifos fifos(tinyGeometry(1), c.nranks);
+  uint32_t abortWord = 0;
+  Options o;
+  o.silentRanks = {1};
+  o.abort = &abortWord;
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::atomic_ref<uint32_t>(abortWord).store(1);
+  });
+  const auto statuses = walkAll(c, w, fifos, o);
+  aborter.join();
+  EXPECT_EQ(statuses[0][0].error, static_cast<uint32_t>(WalkError::Aborted));
+  EXPECT_EQ(statuses[0][0].peer, 1);
+}
+
+TEST(PlanWalkerProgram, ChannelsCoverEveryStepOnce) {
+  PlanRequest req;
+  req.collective = Collective::AllReduce;
+  req.nranks = 5;
+  req.count = 1031;
+  for (int r = 0; r < req.nranks; ++r) {
+    req.rank = r;
+    const RankPlan plan = makePlan(req);
+    for (uint32_t channels : {1u, 2u, 3u, 7u}) {
+      std::vector<std::vector<Step>> parts;
+      for (uint32_t c = 0; c < channels; ++c) parts.push_back(channelSteps(plan, c, channels, 4));
+      size_t index = 0;
+      for (const auto& stream : plan.streams) {
+        for (const Step& s : stream) {
+          size_t covered = 0;
+          for (const auto& part : parts) {
+            for (const Step& p : part) {
+              if (p.kind == s.kind && p.src.buffer == s.src.buffer &&
+                  p.src.offset == s.src.offset + covered && p.sendPeer == s.sendPeer &&
+                  p.recvPeer == s.recvPeer && p.dst.offset == s.dst.offset + covered) {
+                if (covered + p.count < s.count) {
+                  EXPECT_EQ(p.count % 4, 0u);
+                }
+                covered += p.count;
+                break;
+              }
+            }
+          }
+          EXPECT_EQ(covered, s.count) << "step " << index << " of rank " << r;
+          ++index;
+        }
+      }
+    }
+  }
+}
+
+TEST(PlanWalkerProgram, RefusesWhatTheWalkerCannotRun) {
+  FifoGeometry bad;
+  bad.bulkSlotBytes = 20;
+  EXPECT_THROW(ArenaLayout(bad, 2), Error);
+  bad = FifoGeometry{};
+  bad.llSlotLines = 3;
+  EXPECT_THROW(bad.validate(), Error);
+
+  // An all-to-all over more peers than a channel keeps connections for.
+  const int n = static_cast<int>(kMaxConnections) + 2;
+  PlanRequest req;
+  req.collective = Collective::AllToAll;
+  req.algorithm = Algorithm::Pairwise;
+  req.nranks = n;
+  req.count = 1;
+  const RankPlan plan = makePlan(req);
+  FifoGeometry g = tinyGeometry(1);
+  std::vector<std::vector<uint64_t>> memory(static_cast<size_t>(n),
+                                            std::vector<uint64_t>(ArenaLayout(g, n).bytes() / 8));
+  std::vector<char*> arenas;
+  for (auto& m : memory) arenas.push_back(reinterpret_cast<char*>(m.data()));
+  WalkCall call;
+  call.nranks = n;
+  EXPECT_THROW(buildWalkProgram(plan, call, g, arenas, 0), Error);
+  call.nranks = 2;  // arenas for n ranks
+  EXPECT_THROW(buildWalkProgram(plan, call, g, arenas, 0), Error);
+}
+
+TEST(PlanWalkerProgram, ProtocolFollowsTheCallSize) {
+  FifoGeometry g;
+  EXPECT_EQ(chooseProtocol(g, 0), Protocol::LowLatency);
+  EXPECT_EQ(chooseProtocol(g, g.llMaxCallBytes), Protocol::LowLatency);
+  EXPECT_EQ(chooseProtocol(g, g.llMaxCallBytes + 1), Protocol::Bulk);
+  EXPECT_EQ(sliceElementsFor(g, Protocol::Bulk, 4), g.bulkSlotBytes / 4);
+  EXPECT_EQ(sliceElementsFor(g, Protocol::LowLatency, 2), g.llSlotLines * 4 / 2);
+}
+
+TEST(PlanWalkerProgram, LowLatencyFlagsNeverRepeatBetweenNeighbours) {
+  EXPECT_NE(llFlag(0), 0u);
+  for (uint64_t m : {uint64_t{1}, uint64_t{0xFFFFFFFE}, uint64_t{0xFFFFFFFF},
+                     uint64_t{0x1FFFFFFFE}, uint64_t{1} << 40}) {
+    EXPECT_NE(llFlag(m), 0u);
+    for (uint64_t slots : {uint64_t{1}, uint64_t{2}, uint64_t{8}}) {
+      EXPECT_NE(llFlag(m), llFlag(m + slots)) << m << " " << slots;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace loom::walk
