@@ -68,6 +68,13 @@ LOOM_CUDA_PATH=direct LOOM_DEBUG=INFO timeout 120 "$BUILD/tests/gpu/loom_gpu_col
 grep -q "direct device path" "$LOGS/direct-path.log" ||
   fail "LOOM_CUDA_PATH=direct fell back to staging (see direct-path.log)"
 stamp "direct device path: ran"
+# The same for the plan-walking kernel (gpu.collectives_kernel).
+LOOM_CUDA_PATH=kernel LOOM_DEBUG=INFO timeout 120 "$BUILD/tests/gpu/loom_gpu_collective_tests" \
+  --gtest_filter='DeviceCollectivesLarge.*' > "$LOGS/kernel-path.log" 2>&1 ||
+  fail "plan-walking kernel path (see kernel-path.log)"
+grep -q "plan-walking kernel" "$LOGS/kernel-path.log" ||
+  fail "LOOM_CUDA_PATH=kernel fell back to staging (see kernel-path.log)"
+stamp "plan-walking kernel path: ran"
 fi
 
 if want perf; then
@@ -75,7 +82,7 @@ stamp "perf: start"
 
 # Bandwidth on device buffers, every size checked once (-c 1), then timed; a
 # wrong value fails. The staged path (through host memory) to 64 MiB, the
-# direct path to 1 GiB.
+# direct path and the plan-walking kernel to 256 MiB.
 perf_status=0
 for n in 2 4 8; do
   for coll in allreduce allgather reducescatter; do
@@ -89,15 +96,18 @@ for n in 2 4 8; do
     fi
   done
 done
-for n in 2 8; do
-  log="$LOGS/perf-allreduce-$n-direct.txt"
-  if ! LOOM_CUDA_PATH=direct timeout 120 "$BUILD/perf/loom_perf" allreduce --device -t "$n" \
-      -b 8 -e 1G -f 8 -n 5 -w 1 -c 1 > "$log" 2>&1 || ! grep -q "Out of bounds values : 0 OK" "$log"; then
-    echo "perf allreduce $n ranks direct: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
-    perf_status=1
-  else
-    echo "perf allreduce $n ranks direct: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
-  fi
+for path in direct kernel; do
+  for n in 2 8; do
+    log="$LOGS/perf-allreduce-$n-$path.txt"
+    if ! LOOM_CUDA_PATH=$path timeout 120 "$BUILD/perf/loom_perf" allreduce --device -t "$n" \
+        -b 8 -e 256M -f 8 -n 5 -w 1 -c 1 > "$log" 2>&1 ||
+        ! grep -q "Out of bounds values : 0 OK" "$log"; then
+      echo "perf allreduce $n ranks $path: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
+      perf_status=1
+    else
+      echo "perf allreduce $n ranks $path: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
+    fi
+  done
 done
 ((perf_status == 0)) || fail "loom_perf on device buffers (see perf-*.txt)"
 

@@ -3,6 +3,7 @@
 // hidden by its version script, so its copy of Loom's internals never mixes
 // with libloom's.
 #include "collectives/cuda/device_reduce.h"
+#include "collectives/cuda/device_walk.h"
 #include "device/cuda_kernels_abi.h"
 
 namespace {
@@ -18,7 +19,13 @@ int avgFinalize(void* data, size_t n, int type, int nranks, void* stream) {
                                        static_cast<cudaStream_t>(stream));
 }
 
-constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION, &reduce, &avgFinalize};
+int walk(const void* args, int type, unsigned channels, void* stream) {
+  return loom::cuda::launchWalk(static_cast<const loom::walk::WalkArgs*>(args),
+                                static_cast<loom::DataType>(type), channels,
+                                static_cast<cudaStream_t>(stream));
+}
+
+constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION, &reduce, &avgFinalize, &walk};
 
 }  // namespace
 

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "math/half.h"  // LOOM_HD
+
 namespace loom::walk {
 
 /// How a message crosses a connection.
@@ -122,7 +124,7 @@ struct WalkArgs {
 /// The flag a low-latency line of message `message` (1-based) carries: never
 /// 0, which is what unused memory holds, and different from the flag of the
 /// message that used the slot before it (message - slotCount).
-inline constexpr uint32_t llFlag(uint64_t message) {
+LOOM_HD constexpr uint32_t llFlag(uint64_t message) {
   return static_cast<uint32_t>(message % 0xFFFFFFFFull) + 1;
 }
 

@@ -10,6 +10,7 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/launch_env.h"
 #include "comm/comm.h"
+#include "comm/device_walk.h"
 #include "comm/operation.h"
 #include "core/log.h"
 #include "loom/loom.h"
@@ -272,6 +273,7 @@ loomResult_t loomCommAbort(loomComm_t comm) {
     loom::Comm& c = loom::checkedComm(comm);
     c.aborted.store(true);
     c.leaveCleanly = false;
+    loom::abortDeviceWalks(c);  // kernels still waiting on peers give up
     if (c.shm) c.shm->myDoorbell().ring();
     // Waits notice the flag within one sleep period (10 ms); bound it anyway.
     const auto deadline = loom::Deadline::after(std::chrono::seconds(10));

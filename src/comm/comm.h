@@ -31,6 +31,7 @@ struct TunerTopology;  // tuner/tuner_topology.h
 namespace loom {
 class UcxWorker;            // transports/ucx/ucx_transport.h (UCX builds only)
 struct DeviceDirectEvents;  // comm/device_direct.h
+struct DeviceWalkState;     // comm/device_walk.h
 }  // namespace loom
 
 namespace loom {
@@ -105,6 +106,8 @@ struct loomComm {
   std::set<std::pair<loom::Collective, loom::Algorithm>> announcedChoices;
   /// Ordering events of the direct device path (comm/device_direct.h).
   std::unique_ptr<loom::DeviceDirectEvents> deviceEvents;
+  /// FIFOs and program memory of the plan-walking kernel (comm/device_walk.h).
+  std::unique_ptr<loom::DeviceWalkState> deviceWalk;
 
   loomComm() = default;
   loomComm(const loomComm&) = delete;

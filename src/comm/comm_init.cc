@@ -6,6 +6,7 @@
 #include "comm/comm.h"
 #include "comm/comm_tuner.h"
 #include "comm/device_direct.h"
+#include "comm/device_walk.h"
 #include "comm/network_links.h"
 #include "core/env.h"
 #include "core/log.h"

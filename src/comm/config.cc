@@ -41,7 +41,9 @@ CudaPath parseCudaPath() {
   const auto text = envString("LOOM_CUDA_PATH");
   if (!text || *text == "staged") return CudaPath::Staged;
   if (*text == "direct") return CudaPath::Direct;
-  raise(ErrorCode::InvalidArgument, "LOOM_CUDA_PATH='{}' is not one of staged, direct", *text);
+  if (*text == "kernel") return CudaPath::Kernel;
+  raise(ErrorCode::InvalidArgument, "LOOM_CUDA_PATH='{}' is not one of staged, direct, kernel",
+        *text);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ enum class TransportChoice { Auto, Shm, Tcp };
 /// LOOM_NET: what links ranks on different hosts (comm/network_links.h).
 enum class NetChoice { Auto, Tcp, Ucx, Ib };
 /// LOOM_CUDA_PATH: how collectives on device buffers run (comm/device_direct.h).
-enum class CudaPath { Staged, Direct };
+enum class CudaPath { Staged, Direct, Kernel };
 
 struct CommConfig {
   std::chrono::milliseconds timeout{300000};          // LOOM_TIMEOUT (seconds)

@@ -4,9 +4,11 @@
 #include <vector>
 
 #include "comm/direct_plan.h"
+#include "comm/exchange_values.h"
 #include "core/log.h"
 #include "device/cuda_kernels.h"
 #include "device/cuda_runtime.h"
+#include "device/device_scope.h"
 
 namespace loom {
 namespace {
@@ -27,19 +29,6 @@ struct Record {
   void* recv = nullptr;
   void* event = nullptr;
 };
-
-template <typename T>
-std::vector<T> allGather(Comm& comm, const T& mine) {
-  std::vector<T> all(static_cast<size_t>(comm.nranks));
-  Operation op;
-  op.collective = Collective::AllGather;
-  op.send = &mine;
-  op.recv = all.data();
-  op.count = sizeof(T);
-  op.type = DataType::Uint8;
-  runCollective(comm, op);
-  return all;
-}
 
 /// Conditions every rank of the process sees alike: the path is asked for,
 /// all ranks share this process, and the runtime and kernels are there.
@@ -81,22 +70,6 @@ Offer offerFor(std::span<const Operation> ops) {
   return offer;
 }
 
-/// Sets the calling thread's device for the scope (group calls run on fresh threads).
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) : rt_(device::deviceRuntime()) {
-    rt_.check(rt_.getDevice(&previous_), "cudaGetDevice");
-    if (previous_ != device) rt_.check(rt_.setDevice(device), "cudaSetDevice");
-  }
-  ~DeviceScope() { rt_.setDevice(previous_); }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  const device::DeviceRuntime& rt_;
-  int previous_ = 0;
-};
-
 DeviceDirectEvents& eventsOn(Comm& comm, int device) {
   const device::DeviceRuntime& rt = device::deviceRuntime();
   if (comm.deviceEvents != nullptr && comm.deviceEvents->device == device) {
@@ -122,7 +95,7 @@ void streamBarrier(Comm& comm, void* event, void* stream) {
   rt.check(rt.eventRecord(event, stream), "cudaEventRecord");
   Record mine;
   mine.event = event;
-  const std::vector<Record> all = allGather(comm, mine);
+  const std::vector<Record> all = allGatherValue(comm, mine);
   for (int p = 0; p < comm.nranks; ++p) {
     if (p == comm.rank) continue;
     rt.check(rt.streamWaitEvent(stream, all[p].event, 0), "cudaStreamWaitEvent");
@@ -158,7 +131,7 @@ void runOne(Comm& comm, const Operation& op, DeviceDirectEvents& events) {
   mine.send = op.send;
   mine.recv = op.recv;
   mine.event = events.ready;
-  const std::vector<Record> all = allGather(comm, mine);
+  const std::vector<Record> all = allGatherValue(comm, mine);
   std::vector<DirectBuffers> buffers;
   for (int p = 0; p < comm.nranks; ++p) {
     buffers.push_back({static_cast<const char*>(all[p].send), static_cast<char*>(all[p].recv)});
@@ -188,12 +161,12 @@ DeviceDirectEvents::~DeviceDirectEvents() {
 
 bool runDeviceDirect(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty() || !possible(comm)) return false;
-  const std::vector<Offer> offers = allGather(comm, offerFor(ops));
+  const std::vector<Offer> offers = allGatherValue(comm, offerFor(ops));
   const Offer& mine = offers[static_cast<size_t>(comm.rank)];
   for (const Offer& o : offers) {
     if (o.usable == 0 || o.device != mine.device || o.ops != mine.ops) return false;
   }
-  const DeviceScope scope(mine.device);
+  const device::DeviceScope scope(mine.device);
   DeviceDirectEvents& events = eventsOn(comm, mine.device);
   for (const Operation& op : ops) runOne(comm, op, events);
   comm.stats.calls.fetch_add(1, std::memory_order_relaxed);

@@ -7,6 +7,7 @@
 #include "collectives/executor/step_executor.h"
 #include "comm/device_direct.h"
 #include "comm/device_staging.h"
+#include "comm/device_walk.h"
 #include "comm/operation.h"
 #include "core/log.h"
 
@@ -249,6 +250,7 @@ void recordCall(Comm& comm, std::span<const Operation> ops, uint64_t sent) {
 
 void runOperations(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty()) return;
+  if (runDeviceWalk(comm, ops)) return;
   if (runDeviceDirect(comm, ops)) return;
   waitForStreamOrderedHostBuffers(ops);
   if (std::any_of(ops.begin(), ops.end(), [](const Operation& op) { return op.onDevice; })) {

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#define LOOM_CUDA_KERNELS_ABI_VERSION 1
+#define LOOM_CUDA_KERNELS_ABI_VERSION 2
 #define LOOM_CUDA_KERNELS_ENTRY "loomCudaKernels"
 
 typedef struct {
@@ -20,6 +20,11 @@ typedef struct {
   int (*reduce)(void* dst, const void* a, const void* b, size_t n, int type, int op, void* stream);
   /* data[i] /= nranks on `stream` (Avg's last step). Returns a cudaError_t. */
   int (*avgFinalize)(void* data, size_t n, int type, int nranks, void* stream);
+  /* Walks one rank's plan on `stream`, one thread block per channel: `args`
+   * is device memory holding the block walk::buildWalkProgram made for that
+   * address (collectives/walker/). Returns a cudaError_t; a walk that fails
+   * (timeout, abort) says so in the block's status words. */
+  int (*walk)(const void* args, int type, unsigned channels, void* stream);
 } LoomCudaKernels;
 
 /* The plugin's one exported function. */

@@ -72,6 +72,16 @@ DeviceRuntime loadDeviceRuntime(const char* const* sonames, size_t count) {
   bind(handle, "cudaEventRecord", &rt.eventRecord, missing);
   bind(handle, "cudaEventDestroy", &rt.eventDestroy, missing);
   bind(handle, "cudaStreamWaitEvent", &rt.streamWaitEvent, missing);
+  bind(handle, "cudaEventQuery", &rt.eventQuery, missing);
+  bind(handle, "cudaEventSynchronize", &rt.eventSynchronize, missing);
+  bind(handle, "cudaMalloc", &rt.malloc, missing);
+  bind(handle, "cudaFree", &rt.free, missing);
+  bind(handle, "cudaMallocHost", &rt.mallocHost, missing);
+  bind(handle, "cudaFreeHost", &rt.freeHost, missing);
+  bind(handle, "cudaMemsetAsync", &rt.memsetAsync, missing);
+  bind(handle, "cudaIpcGetMemHandle", &rt.ipcGetMemHandle, missing);
+  bind(handle, "cudaIpcOpenMemHandle", &rt.ipcOpenMemHandle, missing);
+  bind(handle, "cudaIpcCloseMemHandle", &rt.ipcCloseMemHandle, missing);
   if (!missing.empty()) {
     // The handle stays open on purpose (see deviceRuntime()): closing a CUDA
     // runtime is not something a library may do behind its user's back.

@@ -40,6 +40,17 @@ struct CudaPointerAttributes {
   long reserved[16];
 };
 
+/// cudaIpcMemHandle_t: 64 opaque bytes, passed by value.
+struct CudaIpcMemHandle {
+  char reserved[64];
+};
+/// cudaIpcMemLazyEnablePeerAccess.
+inline constexpr unsigned kIpcLazyEnablePeerAccess = 0x01;
+/// cudaEventInterprocess: an event another process may open (with DisableTiming).
+inline constexpr unsigned kEventInterprocess = 0x04;
+/// cudaErrorNotReady, what cudaEventQuery says while work is pending.
+inline constexpr CudaStatus kNotReady = 600;
+
 /// Entry points of libcudart. All are non-null when `available`.
 struct DeviceRuntime {
   bool available = false;
@@ -61,6 +72,16 @@ struct DeviceRuntime {
   CudaStatus (*eventRecord)(CudaEvent event, CudaStream stream) = nullptr;
   CudaStatus (*eventDestroy)(CudaEvent event) = nullptr;
   CudaStatus (*streamWaitEvent)(CudaStream stream, CudaEvent event, unsigned flags) = nullptr;
+  CudaStatus (*eventQuery)(CudaEvent event) = nullptr;
+  CudaStatus (*eventSynchronize)(CudaEvent event) = nullptr;
+  CudaStatus (*malloc)(void** ptr, size_t bytes) = nullptr;
+  CudaStatus (*free)(void* ptr) = nullptr;
+  CudaStatus (*mallocHost)(void** ptr, size_t bytes) = nullptr;
+  CudaStatus (*freeHost)(void* ptr) = nullptr;
+  CudaStatus (*memsetAsync)(void* ptr, int value, size_t bytes, CudaStream stream) = nullptr;
+  CudaStatus (*ipcGetMemHandle)(CudaIpcMemHandle* handle, void* ptr) = nullptr;
+  CudaStatus (*ipcOpenMemHandle)(void** ptr, CudaIpcMemHandle handle, unsigned flags) = nullptr;
+  CudaStatus (*ipcCloseMemHandle)(void* ptr) = nullptr;
 
   /// Throws Error(CudaError) "<what>: <cuda error string> (<status>)" unless status is 0.
   void check(CudaStatus status, const char* what) const;

@@ -1,0 +1,17 @@
+// Launching the plan walker on the GPU (walk_kernel.cu).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "collectives/walker/walk_types.h"
+#include "core/types.h"
+
+namespace loom::cuda {
+
+/// Enqueues one block per channel on `stream`, each walking its channel of
+/// `args` (device memory, built by walk::buildWalkProgram for that address).
+/// Returns the launch status; a failed walk reports in args->status.
+cudaError_t launchWalk(const walk::WalkArgs* args, DataType type, unsigned channels,
+                       cudaStream_t stream);
+
+}  // namespace loom::cuda

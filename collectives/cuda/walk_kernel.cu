@@ -1,0 +1,138 @@
+// The plan walker on the GPU: one thread block per channel runs
+// collectives/walker/plan_walker.h, the same source the host tests run with
+// std::threads (tests/unit/test_plan_walker.cc). This file only supplies the
+// block as a Team: barriers, system-scope acquire/release on the FIFO words
+// (peers may be other GPUs or other processes), the global timer for
+// deadlines, and shared memory for the message counters.
+//
+// One kernel per element type (10); the op is a runtime argument switched per
+// slice inside the walker, as in reduce_kernel.cu.
+#include <cuda/atomic>
+
+#include "collectives/cuda/device_walk.h"
+#include "collectives/walker/plan_walker.h"
+#include "device/element_types.cuh"
+
+namespace loom::cuda {
+namespace {
+
+inline constexpr int kWalkThreads = 256;
+
+/// A thread block as the walker's Team. Members are __host__ __device__ only
+/// so that the walker's host-and-device methods may call them; the kernel is
+/// the only caller.
+struct BlockTeam {
+  uint64_t* shared;
+
+  __host__ __device__ int index() const {
+#if defined(__CUDA_ARCH__)
+    return static_cast<int>(threadIdx.x);
+#else
+    return 0;
+#endif
+  }
+  __host__ __device__ int size() const {
+#if defined(__CUDA_ARCH__)
+    return static_cast<int>(blockDim.x);
+#else
+    return 1;
+#endif
+  }
+  __host__ __device__ void sync() const {
+#if defined(__CUDA_ARCH__)
+    __syncthreads();
+#endif
+  }
+  __host__ __device__ bool syncOr(bool mine) const {
+#if defined(__CUDA_ARCH__)
+    return __syncthreads_or(mine ? 1 : 0) != 0;
+#else
+    return mine;
+#endif
+  }
+  __host__ __device__ static uint64_t loadAcquire(const uint64_t* p) {
+    ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_system> word(*const_cast<uint64_t*>(p));
+    return word.load(::cuda::memory_order_acquire);
+  }
+  __host__ __device__ static uint64_t loadRelaxed(const uint64_t* p) {
+    ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_system> word(*const_cast<uint64_t*>(p));
+    return word.load(::cuda::memory_order_relaxed);
+  }
+  __host__ __device__ static void storeRelease(uint64_t* p, uint64_t v) {
+    ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_system> word(*p);
+    word.store(v, ::cuda::memory_order_release);
+  }
+  __host__ __device__ static void storeRelaxed(uint64_t* p, uint64_t v) {
+    ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_system> word(*p);
+    word.store(v, ::cuda::memory_order_relaxed);
+  }
+  __host__ __device__ static bool aborted(const volatile uint32_t* word) { return *word != 0; }
+  __host__ __device__ static bool claim(uint32_t* word, uint32_t value) {
+    ::cuda::atomic_ref<uint32_t, ::cuda::thread_scope_device> status(*word);
+    uint32_t expected = 0;
+    return status.compare_exchange_strong(expected, value);
+  }
+  __host__ __device__ static uint64_t nowNs() {
+#if defined(__CUDA_ARCH__)
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#else
+    return 0;
+#endif
+  }
+  // A short sleep between polls leaves issue slots to the peer blocks that
+  // share this SM (several ranks on one GPU).
+  __host__ __device__ static void relax() {
+#if defined(__CUDA_ARCH__)
+    __nanosleep(64);
+#endif
+  }
+  __host__ __device__ uint64_t* counters() const { return shared; }
+};
+
+template <typename E>
+__global__ void __launch_bounds__(kWalkThreads) walkKernel(const walk::WalkArgs* args) {
+  __shared__ uint64_t counters[2 * walk::kMaxConnections];
+  BlockTeam team{counters};
+  walk::PlanWalker<BlockTeam, E> walker(team, *args, blockIdx.x);
+  walker.run();
+}
+
+template <typename E>
+cudaError_t launchFor(const walk::WalkArgs* args, unsigned channels, cudaStream_t stream) {
+  walkKernel<E><<<channels, kWalkThreads, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t launchWalk(const walk::WalkArgs* args, DataType type, unsigned channels,
+                       cudaStream_t stream) {
+  if (args == nullptr || channels == 0) return cudaErrorInvalidValue;
+  switch (type) {
+    case DataType::Int8:
+      return launchFor<NativeElem<int8_t>>(args, channels, stream);
+    case DataType::Uint8:
+      return launchFor<NativeElem<uint8_t>>(args, channels, stream);
+    case DataType::Int32:
+      return launchFor<NativeElem<int32_t>>(args, channels, stream);
+    case DataType::Uint32:
+      return launchFor<NativeElem<uint32_t>>(args, channels, stream);
+    case DataType::Int64:
+      return launchFor<NativeElem<int64_t>>(args, channels, stream);
+    case DataType::Uint64:
+      return launchFor<NativeElem<uint64_t>>(args, channels, stream);
+    case DataType::Float16:
+      return launchFor<HalfElem>(args, channels, stream);
+    case DataType::Float32:
+      return launchFor<NativeElem<float>>(args, channels, stream);
+    case DataType::Float64:
+      return launchFor<NativeElem<double>>(args, channels, stream);
+    case DataType::Bfloat16:
+      return launchFor<Bf16Elem>(args, channels, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace loom::cuda

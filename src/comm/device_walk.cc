@@ -1,0 +1,262 @@
+#include "comm/device_walk.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "collectives/algorithms.h"
+#include "comm/exchange_values.h"
+#include "core/log.h"
+#include "device/cuda_kernels.h"
+#include "device/cuda_runtime.h"
+#include "device/device_scope.h"
+
+namespace loom {
+namespace {
+
+using device::CopyKind;
+
+/// What a rank says before a call: whether it can walk on the device.
+struct Offer {
+  int32_t usable = 0;
+  int32_t device = -1;
+  uint64_t stream = 0;  // ranks of one process must not share one
+};
+
+/// One rank's arena, for its peers: the pointer serves ranks of its own
+/// process, the IPC handle everyone else.
+struct ArenaRecord {
+  uint64_t pointer = 0;
+  device::CudaIpcMemHandle handle{};
+};
+
+bool walkable(Collective c) {
+  return c != Collective::Send && c != Collective::Recv;
+}
+
+bool possible(const Comm& comm) {
+  if (comm.config.cudaPath != CudaPath::Kernel || !device::deviceRuntime().available) return false;
+  const LoomCudaKernels* k = device::cudaKernels().table;
+  if (k == nullptr || k->walk == nullptr) return false;
+  const PeerInfo& me = comm.peers[static_cast<size_t>(comm.rank)];
+  return std::all_of(comm.peers.begin(), comm.peers.end(),
+                     [&](const PeerInfo& p) { return p.hostId == me.hostId; });
+}
+
+Offer offerFor(std::span<const Operation> ops) {
+  Offer offer;
+  if (ops.size() != 1) return offer;  // groups (send/recv, fused calls) are staged for now
+  const Operation& op = ops.front();
+  if (!op.onDevice || op.codec.kind != CodecKind::None || !walkable(op.collective)) return offer;
+  const void* any = op.recv != nullptr ? op.recv : op.send;
+  device::CudaPointerAttributes attributes{};
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  if (any == nullptr || rt.pointerGetAttributes(&attributes, any) != 0) {
+    rt.getLastError();
+    return offer;
+  }
+  if (attributes.type != 2) return offer;  // cudaMemoryTypeDevice
+  offer.usable = 1;
+  offer.device = attributes.device;
+  offer.stream = reinterpret_cast<uintptr_t>(op.stream);
+  return offer;
+}
+
+/// Whether every rank can walk on `device`, and no two ranks of one process
+/// share a stream.
+bool agreed(const Comm& comm, const std::vector<Offer>& offers) {
+  const Offer& mine = offers[static_cast<size_t>(comm.rank)];
+  for (int p = 0; p < comm.nranks; ++p) {
+    const Offer& o = offers[static_cast<size_t>(p)];
+    if (o.usable == 0 || o.device != mine.device) return false;
+    for (int q = 0; q < p; ++q) {
+      if (comm.peers[p].pid == comm.peers[q].pid && offers[q].stream == o.stream) {
+        if (comm.rank == 0) {
+          LOOM_INFO("ranks {} and {} share a stream: staging device buffers, since their "
+                    "kernels would queue behind each other",
+                    q, p);
+        }
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+/// Allocates the state on `device`: FIFO arenas exchanged with every peer.
+std::unique_ptr<DeviceWalkState> createState(Comm& comm, int device, void* stream) {
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  auto state = std::make_unique<DeviceWalkState>();
+  state->device = device;
+  state->geometry.channels = 2;
+  const walk::ArenaLayout layout(state->geometry, comm.nranks);
+  rt.check(rt.malloc(&state->arena, layout.bytes()), "cudaMalloc of the walker's FIFOs");
+  rt.check(rt.memsetAsync(state->arena, 0, layout.bytes(), stream), "cudaMemsetAsync");
+  rt.check(rt.streamSynchronize(stream), "cudaStreamSynchronize");
+  rt.check(rt.mallocHost(reinterpret_cast<void**>(&state->abortWord), sizeof(uint32_t)),
+           "cudaMallocHost");
+  *state->abortWord = 0;
+  rt.check(rt.mallocHost(reinterpret_cast<void**>(&state->statusMirror),
+                         sizeof(walk::WalkStatus) * state->geometry.channels),
+           "cudaMallocHost");
+  rt.check(rt.eventCreateWithFlags(&state->done, device::kEventDisableTiming),
+           "cudaEventCreateWithFlags");
+
+  ArenaRecord mine;
+  mine.pointer = reinterpret_cast<uintptr_t>(state->arena);
+  rt.check(rt.ipcGetMemHandle(&mine.handle, state->arena), "cudaIpcGetMemHandle");
+  const std::vector<ArenaRecord> all = allGatherValue(comm, mine);
+  for (int p = 0; p < comm.nranks; ++p) {
+    if (comm.peers[p].pid == comm.peers[comm.rank].pid) {
+      state->peerArenas.push_back(reinterpret_cast<char*>(all[p].pointer));
+      continue;
+    }
+    void* mapped = nullptr;
+    rt.check(rt.ipcOpenMemHandle(&mapped, all[p].handle, device::kIpcLazyEnablePeerAccess),
+             "cudaIpcOpenMemHandle of a peer's FIFOs");
+    state->ipcMappings.push_back(mapped);
+    state->peerArenas.push_back(static_cast<char*>(mapped));
+  }
+  LOOM_INFO("rank {}: collectives on device {} run by the plan-walking kernel "
+            "(LOOM_CUDA_PATH=kernel), {} channels, {} KiB of FIFOs",
+            comm.rank, device, state->geometry.channels, layout.bytes() / 1024);
+  return state;
+}
+
+/// Grows a device buffer; waits for the last walk first, which may still read it.
+void ensureCapacity(DeviceWalkState& state, void** buffer, size_t* capacity, size_t bytes) {
+  if (bytes <= *capacity) return;
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  if (*buffer != nullptr) {
+    rt.check(rt.eventSynchronize(state.done), "cudaEventSynchronize");
+    rt.free(*buffer);
+    *buffer = nullptr;
+    *capacity = 0;
+  }
+  const size_t grown = std::max(bytes, size_t{4096});
+  rt.check(rt.malloc(buffer, grown), "cudaMalloc");
+  *capacity = grown;
+}
+
+/// Reads the statuses of the last walk if it has finished; throws when it failed.
+void checkFinishedWalk(Comm& comm, DeviceWalkState& state) {
+  if (!state.pending || device::deviceRuntime().eventQuery(state.done) != 0) return;
+  state.pending = false;
+  const std::string failure = describeWalkFailure(
+      std::span<const walk::WalkStatus>(state.statusMirror, state.geometry.channels));
+  if (failure.empty()) return;
+  comm.asyncError.store(6);  // loomRemoteError
+  raise(ErrorCode::RemoteError, "rank {}: device collective {} failed: {}", comm.rank, state.walks,
+        failure);
+}
+
+void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  PlanRequest req;
+  req.collective = op.collective;
+  req.algorithm = usualAlgorithm(op.collective);
+  req.rank = comm.rank;
+  req.nranks = comm.nranks;
+  req.root = op.root;
+  req.count = op.count;
+  req.inPlace = isInPlace(comm, op);
+  const std::shared_ptr<const RankPlan> plan = comm.plan(req);
+  const size_t es = dataTypeSize(op.type);
+
+  // Calls on other streams still come after the previous walk: the FIFOs'
+  // message numbers assume one walk at a time per communicator.
+  if (state.walks > 0) {
+    rt.check(rt.streamWaitEvent(op.stream, state.done, 0), "cudaStreamWaitEvent");
+  }
+  ensureCapacity(state, &state.scratch, &state.scratchCapacity, plan->scratchElements * es);
+
+  walk::WalkCall call;
+  call.rank = comm.rank;
+  call.nranks = comm.nranks;
+  call.type = op.type;
+  call.op = op.op;
+  call.protocol = walk::chooseProtocol(state.geometry, op.count * es);
+  call.input = static_cast<const char*>(op.send);
+  call.output = static_cast<char*>(op.recv);
+  call.scratch = static_cast<char*>(state.scratch);
+  call.timeoutNs = static_cast<uint64_t>(comm.config.timeout.count()) * 1'000'000;
+  call.abort = state.abortWord;
+  const size_t bytes =
+      walk::buildWalkProgram(*plan, call, state.geometry, state.peerArenas, 0).bytes();
+  ensureCapacity(state, &state.program, &state.programCapacity, bytes);
+  const walk::WalkProgram program = walk::buildWalkProgram(
+      *plan, call, state.geometry, state.peerArenas, reinterpret_cast<uintptr_t>(state.program));
+
+  rt.check(rt.memcpyAsync(state.program, program.words.data(), program.bytes(),
+                          CopyKind::HostToDevice, op.stream),
+           "copy of the walk program");
+  const LoomCudaKernels& k = *device::cudaKernels().table;
+  rt.check(k.walk(state.program, static_cast<int>(op.type), program.channels, op.stream),
+           "launch of the plan-walking kernel");
+  rt.check(rt.memcpyAsync(state.statusMirror,
+                          static_cast<const char*>(state.program) + program.statusOffset,
+                          sizeof(walk::WalkStatus) * program.channels, CopyKind::DeviceToHost,
+                          op.stream),
+           "copy of the walk's statuses");
+  rt.check(rt.eventRecord(state.done, op.stream), "cudaEventRecord");
+  state.pending = true;
+  ++state.walks;
+}
+
+}  // namespace
+
+std::string describeWalkFailure(std::span<const walk::WalkStatus> statuses) {
+  std::string out;
+  for (size_t c = 0; c < statuses.size(); ++c) {
+    const walk::WalkStatus& s = statuses[c];
+    if (s.error == 0) continue;
+    const char* what = "a bad program";
+    if (s.error == static_cast<uint32_t>(walk::WalkError::Timeout)) what = "a timeout";
+    if (s.error == static_cast<uint32_t>(walk::WalkError::Aborted)) what = "an abort";
+    if (!out.empty()) out += "; ";
+    out += fmt::format("channel {} stopped at step {} on {}", c, s.step, what);
+    if (s.peer >= 0) {
+      out += fmt::format(" waiting for {} rank {}", s.waitingFor == 1 ? "data from" : "room at",
+                         s.peer);
+    }
+  }
+  return out;
+}
+
+DeviceWalkState::~DeviceWalkState() {
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  if (done != nullptr) {
+    rt.eventSynchronize(done);  // the kernel reads the arena and program until then
+    rt.eventDestroy(done);
+  }
+  for (void* mapped : ipcMappings) rt.ipcCloseMemHandle(mapped);
+  for (void* p : {arena, program, scratch}) {
+    if (p != nullptr) rt.free(p);
+  }
+  if (statusMirror != nullptr) rt.freeHost(statusMirror);
+  if (abortWord != nullptr) rt.freeHost(abortWord);
+}
+
+bool runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
+  if (ops.empty() || !possible(comm)) return false;
+  const std::vector<Offer> offers = allGatherValue(comm, offerFor(ops));
+  if (!agreed(comm, offers)) return false;
+  const int device = offers[static_cast<size_t>(comm.rank)].device;
+  const device::DeviceScope scope(device);
+  if (comm.deviceWalk != nullptr && comm.deviceWalk->device != device) comm.deviceWalk.reset();
+  if (comm.deviceWalk == nullptr) comm.deviceWalk = createState(comm, device, ops.front().stream);
+  checkFinishedWalk(comm, *comm.deviceWalk);
+  walkOne(comm, *comm.deviceWalk, ops.front());
+  comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void abortDeviceWalks(Comm& comm) {
+  if (comm.deviceWalk != nullptr && comm.deviceWalk->abortWord != nullptr) {
+    std::atomic_ref<uint32_t>(*comm.deviceWalk->abortWord).store(1);
+  }
+}
+
+}  // namespace loom

@@ -1,0 +1,58 @@
+// Collectives on device buffers run by the plan walker on the GPU
+// (collectives/walker/, collectives/cuda/walk_kernel.cu): each rank launches
+// one kernel on its stream, one thread block per channel, and the blocks of
+// all ranks move the plan's messages through FIFOs in each other's device
+// memory (pointers within a process, CUDA IPC mappings across processes). The
+// call returns once the kernel is enqueued. Opt-in with LOOM_CUDA_PATH=kernel
+// until it has run on a GPU (docs/cuda.md).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "collectives/walker/walk_program.h"
+#include "comm/operation.h"
+
+namespace loom {
+
+/// A communicator's walker memory on its device, made on first use.
+struct DeviceWalkState {
+  int device = -1;
+  walk::FifoGeometry geometry;
+  void* arena = nullptr;             ///< this rank's FIFOs (device memory)
+  std::vector<char*> peerArenas;     ///< every rank's arena as this rank addresses it
+  std::vector<void*> ipcMappings;    ///< peer arenas opened from IPC handles
+  void* program = nullptr;           ///< device copy of the current WalkProgram
+  size_t programCapacity = 0;
+  void* scratch = nullptr;           ///< the plans' scratch buffer
+  size_t scratchCapacity = 0;
+  walk::WalkStatus* statusMirror = nullptr;  ///< pinned host copy of the last walk's statuses
+  uint32_t* abortWord = nullptr;             ///< pinned host word the kernels poll
+  void* done = nullptr;              ///< event recorded after the last walk
+  bool pending = false;              ///< a walk whose statuses were not read yet
+  uint64_t walks = 0;                ///< walks enqueued, for messages
+
+  DeviceWalkState() = default;
+  DeviceWalkState(const DeviceWalkState&) = delete;
+  DeviceWalkState& operator=(const DeviceWalkState&) = delete;
+  /// Waits for the last walk, then frees everything.
+  ~DeviceWalkState();
+};
+
+/// Runs `ops` with the device plan walker and returns true, or returns false
+/// (having run nothing) when they must take another path: not asked for, no
+/// kernels, host buffers, compression, send/recv or groups of several calls,
+/// buffers on several devices, ranks on several hosts, or two ranks of one
+/// process on one stream (their kernels would queue behind each other and
+/// never meet). Decided together with every peer, so all ranks agree. Throws
+/// RemoteError when the previous walk on this communicator failed (a peer
+/// never came, or the communicator was aborted).
+bool runDeviceWalk(Comm& comm, std::span<const Operation> ops);
+
+/// Makes every kernel of `comm` still waiting give up (loomCommAbort).
+void abortDeviceWalks(Comm& comm);
+
+/// What a failed walk's statuses say, for an error message; empty when none failed.
+std::string describeWalkFailure(std::span<const walk::WalkStatus> statuses);
+
+}  // namespace loom
