@@ -222,10 +222,10 @@ class PlanWalker {
       return false;
     }
     const Ends e = endsOf(s, first);
-    if ((e.sends && (s.sendConnection < 0 ||
-                     static_cast<uint32_t>(s.sendConnection) >= channel_.sendCount)) ||
-        (e.receives && (s.recvConnection < 0 ||
-                        static_cast<uint32_t>(s.recvConnection) >= channel_.recvCount))) {
+    if ((e.sends &&
+         (s.sendConnection < 0 || static_cast<uint32_t>(s.sendConnection) >= channel_.sendCount)) ||
+        (e.receives &&
+         (s.recvConnection < 0 || static_cast<uint32_t>(s.recvConnection) >= channel_.recvCount))) {
       if (team_.index() == 0) fail(WalkError::BadProgram, -1, 0);
       return false;
     }
@@ -259,9 +259,9 @@ class PlanWalker {
     const S* data =
         in ? reinterpret_cast<const S*>(in->slots + ((inMessage - 1) % slots) * args_.bulkSlotBytes)
            : nullptr;
-    S* slot = out ? reinterpret_cast<S*>(out->slots +
-                                         ((outMessage - 1) % slots) * args_.bulkSlotBytes)
-                  : nullptr;
+    S* slot =
+        out ? reinterpret_cast<S*>(out->slots + ((outMessage - 1) % slots) * args_.bulkSlotBytes)
+            : nullptr;
     const bool finalize = s.finalize != 0;
     if (e.reduces) {
       // Into the local result first when there is one, then forward it.
@@ -312,7 +312,8 @@ class PlanWalker {
 
     const uint64_t* inLines =
         in ? in->lines + ((inMessage - 1) % slots) * args_.llSlotLines : nullptr;
-    uint64_t* outLines = out ? out->lines + ((outMessage - 1) % slots) * args_.llSlotLines : nullptr;
+    uint64_t* outLines =
+        out ? out->lines + ((outMessage - 1) % slots) * args_.llSlotLines : nullptr;
     const uint32_t inFlag = llFlag(inMessage);
     const uint32_t outFlag = llFlag(outMessage);
     const uint64_t units = (n + kElementsPerUnit - 1) / kElementsPerUnit;

@@ -15,8 +15,7 @@ size_t alignUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
 /// Where an element range of `count` starts for channel `c` of `channels`.
 size_t channelBegin(size_t count, uint32_t c, uint32_t channels, size_t unit) {
   if (c >= channels) return count;
-  const size_t share = static_cast<size_t>(
-      static_cast<unsigned __int128>(count) * c / channels);
+  const size_t share = static_cast<size_t>(static_cast<unsigned __int128>(count) * c / channels);
   return std::min(count, share / unit * unit);
 }
 
@@ -61,9 +60,9 @@ ArenaLayout::ArenaLayout(const FifoGeometry& geometry, int nranks)
     : geometry_(geometry), nranks_(nranks) {
   geometry.validate();
   slots_ = alignUp(8 * static_cast<size_t>(geometry.slotCount) + 24, kArenaAlignment);
-  blockBytes_ = alignUp(
-      lines() + static_cast<size_t>(geometry.slotCount) * geometry.llSlotLines * 8,
-      kArenaAlignment);
+  blockBytes_ =
+      alignUp(lines() + static_cast<size_t>(geometry.slotCount) * geometry.llSlotLines * 8,
+              kArenaAlignment);
 }
 
 Protocol chooseProtocol(const FifoGeometry& geometry, size_t callBytes) {
@@ -126,8 +125,8 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
       w.srcOffset = s.src.offset;
       w.dstOffset = s.dst.offset;
       w.count = s.count;
-      for (const int peer : {stepSends(s.kind) ? s.sendPeer : -2,
-                             stepReceives(s.kind) ? s.recvPeer : -2}) {
+      for (const int peer :
+           {stepSends(s.kind) ? s.sendPeer : -2, stepReceives(s.kind) ? s.recvPeer : -2}) {
         if (peer == -2) continue;
         if (peer < 0 || peer >= call.nranks || peer == call.rank) {
           raise(ErrorCode::InvalidArgument, "plan step {} of rank {} names peer {} of {}",
@@ -140,9 +139,8 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
     }
     if (part.sends.ranks.size() > kMaxConnections || part.recvs.ranks.size() > kMaxConnections) {
       raise(ErrorCode::InvalidArgument,
-            "rank {} talks to {} peers on one channel; the plan walker keeps at most {}",
-            call.rank, std::max(part.sends.ranks.size(), part.recvs.ranks.size()),
-            kMaxConnections);
+            "rank {} talks to {} peers on one channel; the plan walker keeps at most {}", call.rank,
+            std::max(part.sends.ranks.size(), part.recvs.ranks.size()), kMaxConnections);
     }
   }
 

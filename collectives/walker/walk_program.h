@@ -25,9 +25,9 @@ namespace loom::walk {
 /// Sizes of every FIFO; the same on all ranks of a communicator.
 struct FifoGeometry {
   uint32_t channels = 1;
-  uint32_t slotCount = 4;          ///< messages in flight per connection
+  uint32_t slotCount = 4;            ///< messages in flight per connection
   uint32_t bulkSlotBytes = 1 << 16;  ///< a bulk message's payload (multiple of 16)
-  uint32_t llSlotLines = 1024;     ///< lines per low-latency slot (even)
+  uint32_t llSlotLines = 1024;       ///< lines per low-latency slot (even)
   /// Calls up to this many bytes (the API's count x element size) take the
   /// low-latency protocol.
   uint64_t llMaxCallBytes = 1 << 16;
@@ -48,13 +48,14 @@ class ArenaLayout {
   size_t block(uint32_t channel, int peer) const {
     return (static_cast<size_t>(channel) * nranks_ + peer) * blockBytes_;
   }
-  static constexpr size_t kReady = 0;  // slotCount flags
-  size_t consumed() const { return 8 * geometry_.slotCount; }       // written by the peer
-  size_t sent() const { return consumed() + 8; }                    // to the peer
-  size_t received() const { return consumed() + 16; }               // from the peer
-  size_t slots() const { return slots_; }                           // bulk payload
-  size_t lines() const { return slots_ + static_cast<size_t>(geometry_.slotCount) *
-                                             geometry_.bulkSlotBytes; }
+  static constexpr size_t kReady = 0;                          // slotCount flags
+  size_t consumed() const { return 8 * geometry_.slotCount; }  // written by the peer
+  size_t sent() const { return consumed() + 8; }               // to the peer
+  size_t received() const { return consumed() + 16; }          // from the peer
+  size_t slots() const { return slots_; }                      // bulk payload
+  size_t lines() const {
+    return slots_ + static_cast<size_t>(geometry_.slotCount) * geometry_.bulkSlotBytes;
+  }
   const FifoGeometry& geometry() const { return geometry_; }
 
  private:
@@ -109,7 +110,8 @@ struct WalkProgram {
 /// Builds `call.rank`'s program from `plan`. Throws InvalidArgument when the
 /// plan needs more connections per channel than kMaxConnections or names a
 /// peer out of range.
-WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call, const FifoGeometry& geometry,
-                             std::span<char* const> arenas, uintptr_t base);
+WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
+                             const FifoGeometry& geometry, std::span<char* const> arenas,
+                             uintptr_t base);
 
 }  // namespace loom::walk

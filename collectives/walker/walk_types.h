@@ -38,12 +38,12 @@ inline constexpr uint32_t kMaxConnections = 64;
 /// receiver's memory, so the receiver polls locally; `consumed` lives in the
 /// sender's memory for the same reason.
 struct SendConnection {
-  char* slots = nullptr;             ///< bulk: slotCount x bulkSlotBytes
-  uint64_t* ready = nullptr;         ///< bulk: one flag per slot (the message number)
-  uint64_t* lines = nullptr;         ///< low latency: slotCount x llSlotLines lines
+  char* slots = nullptr;               ///< bulk: slotCount x bulkSlotBytes
+  uint64_t* ready = nullptr;           ///< bulk: one flag per slot (the message number)
+  uint64_t* lines = nullptr;           ///< low latency: slotCount x llSlotLines lines
   const uint64_t* consumed = nullptr;  ///< messages the receiver has finished with
-  uint64_t* sent = nullptr;          ///< messages sent so far (persists across calls)
-  int32_t peer = -1;                 ///< for error reports
+  uint64_t* sent = nullptr;            ///< messages sent so far (persists across calls)
+  int32_t peer = -1;                   ///< for error reports
   uint32_t reserved = 0;
 };
 
@@ -105,7 +105,7 @@ struct WalkArgs {
   char* output = nullptr;
   char* scratch = nullptr;
   const WalkChannel* channels = nullptr;
-  WalkStatus* status = nullptr;            ///< one per channel
+  WalkStatus* status = nullptr;              ///< one per channel
   const volatile uint32_t* abort = nullptr;  ///< nonzero: stop waiting
   uint64_t timeoutNs = 0;
   uint32_t channelCount = 0;

@@ -32,9 +32,7 @@ struct ArenaRecord {
   device::CudaIpcMemHandle handle{};
 };
 
-bool walkable(Collective c) {
-  return c != Collective::Send && c != Collective::Recv;
-}
+bool walkable(Collective c) { return c != Collective::Send && c != Collective::Recv; }
 
 bool possible(const Comm& comm) {
   if (comm.config.cudaPath != CudaPath::Kernel || !device::deviceRuntime().available) return false;
@@ -45,9 +43,12 @@ bool possible(const Comm& comm) {
                      [&](const PeerInfo& p) { return p.hostId == me.hostId; });
 }
 
-Offer offerFor(std::span<const Operation> ops) {
+Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
   Offer offer;
   if (ops.size() != 1) return offer;  // groups (send/recv, fused calls) are staged for now
+  // A channel keeps the counters of at most kMaxConnections peers (all-to-all
+  // talks to every rank).
+  if (comm.nranks > static_cast<int>(walk::kMaxConnections)) return offer;
   const Operation& op = ops.front();
   if (!op.onDevice || op.codec.kind != CodecKind::None || !walkable(op.collective)) return offer;
   const void* any = op.recv != nullptr ? op.recv : op.send;
@@ -74,9 +75,10 @@ bool agreed(const Comm& comm, const std::vector<Offer>& offers) {
     for (int q = 0; q < p; ++q) {
       if (comm.peers[p].pid == comm.peers[q].pid && offers[q].stream == o.stream) {
         if (comm.rank == 0) {
-          LOOM_INFO("ranks {} and {} share a stream: staging device buffers, since their "
-                    "kernels would queue behind each other",
-                    q, p);
+          LOOM_INFO(
+              "ranks {} and {} share a stream: staging device buffers, since their "
+              "kernels would queue behind each other",
+              q, p);
         }
         return false;
       }
@@ -103,6 +105,10 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, int device, void* strea
            "cudaMallocHost");
   rt.check(rt.eventCreateWithFlags(&state->done, device::kEventDisableTiming),
            "cudaEventCreateWithFlags");
+  for (void*& event : state->uploaded) {
+    rt.check(rt.eventCreateWithFlags(&event, device::kEventDisableTiming),
+             "cudaEventCreateWithFlags");
+  }
 
   ArenaRecord mine;
   mine.pointer = reinterpret_cast<uintptr_t>(state->arena);
@@ -119,10 +125,30 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, int device, void* strea
     state->ipcMappings.push_back(mapped);
     state->peerArenas.push_back(static_cast<char*>(mapped));
   }
-  LOOM_INFO("rank {}: collectives on device {} run by the plan-walking kernel "
-            "(LOOM_CUDA_PATH=kernel), {} channels, {} KiB of FIFOs",
-            comm.rank, device, state->geometry.channels, layout.bytes() / 1024);
+  LOOM_INFO(
+      "rank {}: collectives on device {} run by the plan-walking kernel "
+      "(LOOM_CUDA_PATH=kernel), {} channels, {} KiB of FIFOs",
+      comm.rank, device, state->geometry.channels, layout.bytes() / 1024);
   return state;
+}
+
+/// Grows the program slots to `bytes` each; waits for the last walk first.
+void ensureProgramCapacity(DeviceWalkState& state, size_t bytes) {
+  if (bytes <= state.programCapacity) return;
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  if (state.programs != nullptr) {
+    rt.check(rt.eventSynchronize(state.done), "cudaEventSynchronize");
+    rt.free(state.programs);
+    rt.freeHost(state.programStaging);
+    state.programs = nullptr;
+    state.programStaging = nullptr;
+    state.programCapacity = 0;
+  }
+  const size_t capacity = std::max(bytes, size_t{16384});
+  const size_t all = capacity * DeviceWalkState::kProgramSlots;
+  rt.check(rt.malloc(reinterpret_cast<void**>(&state.programs), all), "cudaMalloc");
+  rt.check(rt.mallocHost(reinterpret_cast<void**>(&state.programStaging), all), "cudaMallocHost");
+  state.programCapacity = capacity;
 }
 
 /// Grows a device buffer; waits for the last walk first, which may still read it.
@@ -140,12 +166,18 @@ void ensureCapacity(DeviceWalkState& state, void** buffer, size_t* capacity, siz
   *capacity = grown;
 }
 
-/// Reads the statuses of the last walk if it has finished; throws when it failed.
-void checkFinishedWalk(Comm& comm, DeviceWalkState& state) {
-  if (!state.pending || device::deviceRuntime().eventQuery(state.done) != 0) return;
+/// What the last walk's statuses say once it has finished (empty while it
+/// runs, or when it succeeded); each walk is read once.
+std::string finishedWalkFailure(DeviceWalkState& state) {
+  if (!state.pending || device::deviceRuntime().eventQuery(state.done) != 0) return {};
   state.pending = false;
-  const std::string failure = describeWalkFailure(
+  return describeWalkFailure(
       std::span<const walk::WalkStatus>(state.statusMirror, state.geometry.channels));
+}
+
+/// Throws when the last walk failed.
+void checkFinishedWalk(Comm& comm, DeviceWalkState& state) {
+  const std::string failure = finishedWalkFailure(state);
   if (failure.empty()) return;
   comm.asyncError.store(6);  // loomRemoteError
   raise(ErrorCode::RemoteError, "rank {}: device collective {} failed: {}", comm.rank, state.walks,
@@ -185,18 +217,23 @@ void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
   call.abort = state.abortWord;
   const size_t bytes =
       walk::buildWalkProgram(*plan, call, state.geometry, state.peerArenas, 0).bytes();
-  ensureCapacity(state, &state.program, &state.programCapacity, bytes);
+  ensureProgramCapacity(state, bytes);
+  const size_t slot = state.walks % DeviceWalkState::kProgramSlots;
+  char* onDevice = state.programs + slot * state.programCapacity;
+  char* staging = state.programStaging + slot * state.programCapacity;
+  if (state.walks >= DeviceWalkState::kProgramSlots) {
+    rt.check(rt.eventSynchronize(state.uploaded[slot]), "cudaEventSynchronize");
+  }
   const walk::WalkProgram program = walk::buildWalkProgram(
-      *plan, call, state.geometry, state.peerArenas, reinterpret_cast<uintptr_t>(state.program));
-
-  rt.check(rt.memcpyAsync(state.program, program.words.data(), program.bytes(),
-                          CopyKind::HostToDevice, op.stream),
+      *plan, call, state.geometry, state.peerArenas, reinterpret_cast<uintptr_t>(onDevice));
+  std::memcpy(staging, program.words.data(), program.bytes());
+  rt.check(rt.memcpyAsync(onDevice, staging, program.bytes(), CopyKind::HostToDevice, op.stream),
            "copy of the walk program");
+  rt.check(rt.eventRecord(state.uploaded[slot], op.stream), "cudaEventRecord");
   const LoomCudaKernels& k = *device::cudaKernels().table;
-  rt.check(k.walk(state.program, static_cast<int>(op.type), program.channels, op.stream),
+  rt.check(k.walk(onDevice, static_cast<int>(op.type), program.channels, op.stream),
            "launch of the plan-walking kernel");
-  rt.check(rt.memcpyAsync(state.statusMirror,
-                          static_cast<const char*>(state.program) + program.statusOffset,
+  rt.check(rt.memcpyAsync(state.statusMirror, onDevice + program.statusOffset,
                           sizeof(walk::WalkStatus) * program.channels, CopyKind::DeviceToHost,
                           op.stream),
            "copy of the walk's statuses");
@@ -229,19 +266,25 @@ DeviceWalkState::~DeviceWalkState() {
   const device::DeviceRuntime& rt = device::deviceRuntime();
   if (done != nullptr) {
     rt.eventSynchronize(done);  // the kernel reads the arena and program until then
+    const std::string failure = finishedWalkFailure(*this);
+    if (!failure.empty()) LOOM_WARN("the last device collective failed: {}", failure);
     rt.eventDestroy(done);
   }
+  for (void* event : uploaded) {
+    if (event != nullptr) rt.eventDestroy(event);
+  }
   for (void* mapped : ipcMappings) rt.ipcCloseMemHandle(mapped);
-  for (void* p : {arena, program, scratch}) {
+  for (void* p : {arena, static_cast<void*>(programs), scratch}) {
     if (p != nullptr) rt.free(p);
   }
+  if (programStaging != nullptr) rt.freeHost(programStaging);
   if (statusMirror != nullptr) rt.freeHost(statusMirror);
   if (abortWord != nullptr) rt.freeHost(abortWord);
 }
 
 bool runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty() || !possible(comm)) return false;
-  const std::vector<Offer> offers = allGatherValue(comm, offerFor(ops));
+  const std::vector<Offer> offers = allGatherValue(comm, offerFor(comm, ops));
   if (!agreed(comm, offers)) return false;
   const int device = offers[static_cast<size_t>(comm.rank)].device;
   const device::DeviceScope scope(device);

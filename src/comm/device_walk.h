@@ -19,18 +19,25 @@ namespace loom {
 struct DeviceWalkState {
   int device = -1;
   walk::FifoGeometry geometry;
-  void* arena = nullptr;             ///< this rank's FIFOs (device memory)
-  std::vector<char*> peerArenas;     ///< every rank's arena as this rank addresses it
-  std::vector<void*> ipcMappings;    ///< peer arenas opened from IPC handles
-  void* program = nullptr;           ///< device copy of the current WalkProgram
-  size_t programCapacity = 0;
-  void* scratch = nullptr;           ///< the plans' scratch buffer
+  void* arena = nullptr;           ///< this rank's FIFOs (device memory)
+  std::vector<char*> peerArenas;   ///< every rank's arena as this rank addresses it
+  std::vector<void*> ipcMappings;  ///< peer arenas opened from IPC handles
+  /// Programs rotate through a few slots: the host writes slot i into pinned
+  /// memory and enqueues its upload, so a call never waits for its stream
+  /// (an upload from pageable memory may); slot i is written again only once
+  /// its previous upload ran, normally long before.
+  static constexpr int kProgramSlots = 4;
+  char* programs = nullptr;            ///< device: kProgramSlots x programCapacity
+  char* programStaging = nullptr;      ///< pinned host: the same
+  size_t programCapacity = 0;          ///< bytes per slot
+  void* uploaded[kProgramSlots] = {};  ///< events after each slot's upload
+  void* scratch = nullptr;             ///< the plans' scratch buffer
   size_t scratchCapacity = 0;
   walk::WalkStatus* statusMirror = nullptr;  ///< pinned host copy of the last walk's statuses
   uint32_t* abortWord = nullptr;             ///< pinned host word the kernels poll
-  void* done = nullptr;              ///< event recorded after the last walk
-  bool pending = false;              ///< a walk whose statuses were not read yet
-  uint64_t walks = 0;                ///< walks enqueued, for messages
+  void* done = nullptr;                      ///< event recorded after the last walk
+  bool pending = false;                      ///< a walk whose statuses were not read yet
+  uint64_t walks = 0;                        ///< walks enqueued, for messages
 
   DeviceWalkState() = default;
   DeviceWalkState(const DeviceWalkState&) = delete;

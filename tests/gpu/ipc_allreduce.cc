@@ -12,19 +12,19 @@
 
 namespace {
 
-#define CHECK_LOOM(expr)                                                                 \
-  do {                                                                                   \
-    if ((expr) != loomSuccess) {                                                         \
-      std::fprintf(stderr, "%s failed: %s\n", #expr, loomGetLastError(nullptr));         \
-      return 1;                                                                          \
-    }                                                                                    \
+#define CHECK_LOOM(expr)                                                         \
+  do {                                                                           \
+    if ((expr) != loomSuccess) {                                                 \
+      std::fprintf(stderr, "%s failed: %s\n", #expr, loomGetLastError(nullptr)); \
+      return 1;                                                                  \
+    }                                                                            \
   } while (0)
-#define CHECK_CUDA(expr)                                                                 \
-  do {                                                                                   \
-    if (cudaError_t e = (expr); e != cudaSuccess) {                                      \
-      std::fprintf(stderr, "%s failed: %s\n", #expr, cudaGetErrorString(e));             \
-      return 1;                                                                          \
-    }                                                                                    \
+#define CHECK_CUDA(expr)                                                     \
+  do {                                                                       \
+    if (cudaError_t e = (expr); e != cudaSuccess) {                          \
+      std::fprintf(stderr, "%s failed: %s\n", #expr, cudaGetErrorString(e)); \
+      return 1;                                                              \
+    }                                                                        \
   } while (0)
 
 float valueOf(int rank, size_t i) { return static_cast<float>((rank * 5 + i * 3) % 13 + 1); }

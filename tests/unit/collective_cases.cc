@@ -55,7 +55,6 @@ double valueOf(ReduceOp op, int rank, size_t i) {
   return static_cast<double>((static_cast<size_t>(rank) * 3 + i * 7) % 11 + 1);
 }
 
-
 }  // namespace
 
 std::string describe(const Case& c) {
@@ -85,7 +84,6 @@ size_t recvElements(const Case& c) {
       return c.count;
   }
 }
-
 
 World makeWorld(const Case& c) {
   const size_t es = dataTypeSize(c.type);

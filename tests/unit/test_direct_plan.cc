@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "comm/direct_plan.h"
-#include "unit/collective_cases.h"
 #include "core/error.h"
 #include "math/half.h"
 #include "math/reducer.h"
+#include "unit/collective_cases.h"
 
 namespace loom {
 namespace {

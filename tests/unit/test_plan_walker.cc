@@ -11,8 +11,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -200,7 +200,8 @@ bool reducedScope() {
 }
 
 TEST(PlanWalker, EveryCollectiveAndAlgorithmOnBothProtocols) {
-  const std::vector<int> worlds = reducedScope() ? std::vector<int>{3} : std::vector<int>{1, 2, 3, 5};
+  const std::vector<int> worlds =
+      reducedScope() ? std::vector<int>{3} : std::vector<int>{1, 2, 3, 5};
   const Collective collectives[] = {
       Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce, Collective::AllGather,
       Collective::Broadcast, Collective::AllToAll,      Collective::Gather, Collective::Scatter};
@@ -212,8 +213,7 @@ TEST(PlanWalker, EveryCollectiveAndAlgorithmOnBothProtocols) {
             for (bool inPlace : {false, true}) {
               if (inPlace && coll == Collective::AllToAll) continue;
               const int root = static_cast<int>(count % static_cast<size_t>(n));
-              const Case c{coll,           n,    count, DataType::Float32,
-                           ReduceOp::Sum, root, inPlace};
+              const Case c{coll, n, count, DataType::Float32, ReduceOp::Sum, root, inPlace};
               Options o;
               o.algorithm = algorithm;
               o.protocol = protocol;
@@ -415,8 +415,8 @@ TEST(PlanWalkerProgram, ProtocolFollowsTheCallSize) {
 
 TEST(PlanWalkerProgram, LowLatencyFlagsNeverRepeatBetweenNeighbours) {
   EXPECT_NE(llFlag(0), 0u);
-  for (uint64_t m : {uint64_t{1}, uint64_t{0xFFFFFFFE}, uint64_t{0xFFFFFFFF},
-                     uint64_t{0x1FFFFFFFE}, uint64_t{1} << 40}) {
+  for (uint64_t m : {uint64_t{1}, uint64_t{0xFFFFFFFE}, uint64_t{0xFFFFFFFF}, uint64_t{0x1FFFFFFFE},
+                     uint64_t{1} << 40}) {
     EXPECT_NE(llFlag(m), 0u);
     for (uint64_t slots : {uint64_t{1}, uint64_t{2}, uint64_t{8}}) {
       EXPECT_NE(llFlag(m), llFlag(m + slots)) << m << " " << slots;
