@@ -241,13 +241,47 @@ class PlanWalker {
     return !team_.syncOr(!ok);
   }
 
+  // ---- the messages of one slice ----------------------------------------------------
+
+  /// The connections a slice uses and the numbers (1-based) of its messages.
+  struct Traffic {
+    const RecvConnection* in = nullptr;
+    const SendConnection* out = nullptr;
+    uint64_t inMessage = 0;
+    uint64_t outMessage = 0;
+  };
+
+  LOOM_HD Traffic trafficOf(const WalkStep& s, const Ends& e) {
+    Traffic t;
+    if (e.receives) {
+      t.in = &channel_.recvs[s.recvConnection];
+      t.inMessage = receivedCounters()[s.recvConnection] + 1;
+    }
+    if (e.sends) {
+      t.out = &channel_.sends[s.sendConnection];
+      t.outMessage = sentCounters()[s.sendConnection] + 1;
+    }
+    return t;
+  }
+
+  /// Thread 0, after the team's last access to the slice's slots: counts the
+  /// messages and frees the received slot for its sender.
+  LOOM_HD void finishTraffic(const WalkStep& s, const Traffic& t) {
+    if (t.out) sentCounters()[s.sendConnection] = t.outMessage;
+    if (t.in) {
+      team_.storeRelease(t.in->consumed, t.inMessage);
+      receivedCounters()[s.recvConnection] = t.inMessage;
+    }
+  }
+
   // ---- bulk ----------------------------------------------------------------------
 
   LOOM_HD bool bulkSlice(const WalkStep& s, const Ends& e, uint64_t n) {
-    const RecvConnection* in = e.receives ? &channel_.recvs[s.recvConnection] : nullptr;
-    const SendConnection* out = e.sends ? &channel_.sends[s.sendConnection] : nullptr;
-    const uint64_t inMessage = in ? receivedCounters()[s.recvConnection] + 1 : 0;
-    const uint64_t outMessage = out ? sentCounters()[s.sendConnection] + 1 : 0;
+    const Traffic t = trafficOf(s, e);
+    const RecvConnection* in = t.in;
+    const SendConnection* out = t.out;
+    const uint64_t inMessage = t.inMessage;
+    const uint64_t outMessage = t.outMessage;
     const uint32_t slots = args_.slotCount;
     bool ok = true;
     if (team_.index() == 0) {
@@ -279,14 +313,8 @@ class PlanWalker {
     }
     team_.sync();
     if (team_.index() == 0) {
-      if (out) {
-        team_.storeRelease(out->ready + (outMessage - 1) % slots, outMessage);
-        sentCounters()[s.sendConnection] = outMessage;
-      }
-      if (in) {
-        team_.storeRelease(in->consumed, inMessage);
-        receivedCounters()[s.recvConnection] = inMessage;
-      }
+      if (out) team_.storeRelease(out->ready + (outMessage - 1) % slots, outMessage);
+      finishTraffic(s, t);
     }
     return true;
   }
@@ -299,10 +327,11 @@ class PlanWalker {
   };
 
   LOOM_HD bool lowLatencySlice(const WalkStep& s, const Ends& e, uint64_t n) {
-    const RecvConnection* in = e.receives ? &channel_.recvs[s.recvConnection] : nullptr;
-    const SendConnection* out = e.sends ? &channel_.sends[s.sendConnection] : nullptr;
-    const uint64_t inMessage = in ? receivedCounters()[s.recvConnection] + 1 : 0;
-    const uint64_t outMessage = out ? sentCounters()[s.sendConnection] + 1 : 0;
+    const Traffic t = trafficOf(s, e);
+    const RecvConnection* in = t.in;
+    const SendConnection* out = t.out;
+    const uint64_t inMessage = t.inMessage;
+    const uint64_t outMessage = t.outMessage;
     const uint32_t slots = args_.slotCount;
     bool ok = true;
     if (out && team_.index() == 0) {
@@ -342,13 +371,7 @@ class PlanWalker {
       if (outLines) writeUnit(outLines + 2 * u, outFlag, result.raw);
     }
     if (team_.syncOr(!ok)) return false;
-    if (team_.index() == 0) {
-      if (out) sentCounters()[s.sendConnection] = outMessage;
-      if (in) {
-        team_.storeRelease(in->consumed, inMessage);
-        receivedCounters()[s.recvConnection] = inMessage;
-      }
-    }
+    if (team_.index() == 0) finishTraffic(s, t);
     return true;
   }
 

@@ -48,11 +48,11 @@ class ArenaLayout {
   size_t block(uint32_t channel, int peer) const {
     return (static_cast<size_t>(channel) * nranks_ + peer) * blockBytes_;
   }
-  static constexpr size_t kReady = 0;                          // slotCount flags
-  size_t consumed() const { return 8 * geometry_.slotCount; }  // written by the peer
-  size_t sent() const { return consumed() + 8; }               // to the peer
-  size_t received() const { return consumed() + 16; }          // from the peer
-  size_t slots() const { return slots_; }                      // bulk payload
+  static constexpr size_t kReady = 0;                                  // slotCount flags
+  size_t consumed() const { return size_t{8} * geometry_.slotCount; }  // written by the peer
+  size_t sent() const { return consumed() + 8; }                       // to the peer
+  size_t received() const { return consumed() + 16; }                  // from the peer
+  size_t slots() const { return slots_; }                              // bulk payload
   size_t lines() const {
     return slots_ + static_cast<size_t>(geometry_.slotCount) * geometry_.bulkSlotBytes;
   }

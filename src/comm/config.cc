@@ -50,7 +50,7 @@ CudaPath parseCudaPath() {
 
 CommConfig CommConfig::fromEnvironment() {
   CommConfig c;
-  c.timeout = std::chrono::seconds(envInt("LOOM_TIMEOUT", 300, 1, 7 * 24 * 3600));
+  c.timeout = std::chrono::seconds(envInt("LOOM_TIMEOUT", 300, 1, 7LL * 24 * 3600));
   c.algorithm = parseAlgorithm();
   c.cudaPath = parseCudaPath();
   c.transport = parseTransport();

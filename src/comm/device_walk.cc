@@ -28,7 +28,7 @@ struct Offer {
 /// One rank's arena, for its peers: the pointer serves ranks of its own
 /// process, the IPC handle everyone else.
 struct ArenaRecord {
-  uint64_t pointer = 0;
+  char* pointer = nullptr;
   device::CudaIpcMemHandle handle{};
 };
 
@@ -111,12 +111,12 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, int device, void* strea
   }
 
   ArenaRecord mine;
-  mine.pointer = reinterpret_cast<uintptr_t>(state->arena);
+  mine.pointer = static_cast<char*>(state->arena);
   rt.check(rt.ipcGetMemHandle(&mine.handle, state->arena), "cudaIpcGetMemHandle");
   const std::vector<ArenaRecord> all = allGatherValue(comm, mine);
   for (int p = 0; p < comm.nranks; ++p) {
     if (comm.peers[p].pid == comm.peers[comm.rank].pid) {
-      state->peerArenas.push_back(reinterpret_cast<char*>(all[p].pointer));
+      state->peerArenas.push_back(all[p].pointer);
       continue;
     }
     void* mapped = nullptr;

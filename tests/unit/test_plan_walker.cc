@@ -138,6 +138,7 @@ std::vector<std::vector<WalkStatus>> walkAll(const Case& c, World& w, Fifos& fif
   }
   for (std::thread& t : threads) t.join();
   std::vector<std::vector<WalkStatus>> statuses;
+  statuses.reserve(programs.size());
   for (const WalkProgram& p : programs) {
     statuses.emplace_back(p.args().status, p.args().status + p.channels);
   }
@@ -396,6 +397,7 @@ TEST(PlanWalkerProgram, RefusesWhatTheWalkerCannotRun) {
   std::vector<std::vector<uint64_t>> memory(static_cast<size_t>(n),
                                             std::vector<uint64_t>(ArenaLayout(g, n).bytes() / 8));
   std::vector<char*> arenas;
+  arenas.reserve(memory.size());
   for (auto& m : memory) arenas.push_back(reinterpret_cast<char*>(m.data()));
   WalkCall call;
   call.nranks = n;
