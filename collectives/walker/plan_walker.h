@@ -396,25 +396,54 @@ class PlanWalker {
 
   // ---- element loops (this thread's share) -----------------------------------------
 
-  LOOM_HD void copyElements(S* dst, const S* src, uint64_t n) {
-    for (uint64_t i = team_.index(); i < n; i += team_.size()) dst[i] = src[i];
+  static constexpr uint32_t kPackElements = 16 / sizeof(S);
+  /// 16 bytes of elements: one vector load or store per thread on the GPU.
+  struct alignas(16) Pack {
+    S v[kPackElements];
+  };
+
+  LOOM_HD static bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+  /// dst[i] = f(a[i], b[i]) over this thread's share: whole 16-byte packs when
+  /// every pointer allows (slots always do; user buffers when their offsets
+  /// do), then the rest one element at a time. b may be null (f ignores it).
+  template <typename F>
+  LOOM_HD void mapElements(S* dst, const S* a, const S* b, uint64_t n, F f) {
+    const bool packed = aligned16(dst) && aligned16(a) && (b == nullptr || aligned16(b));
+    const uint64_t packs = packed ? n / kPackElements : 0;
+    for (uint64_t p = team_.index(); p < packs; p += team_.size()) {
+      const Pack x = reinterpret_cast<const Pack*>(a)[p];
+      const Pack y = b != nullptr ? reinterpret_cast<const Pack*>(b)[p] : x;
+      Pack r;
+      for (uint32_t k = 0; k < kPackElements; ++k) r.v[k] = f(x.v[k], y.v[k]);
+      reinterpret_cast<Pack*>(dst)[p] = r;
+    }
+    for (uint64_t i = packs * kPackElements + team_.index(); i < n; i += team_.size()) {
+      dst[i] = f(a[i], b != nullptr ? b[i] : a[i]);
+    }
   }
+
+  struct TakeFirst {
+    LOOM_HD S operator()(S x, S /*unused*/) const { return x; }
+  };
 
   template <typename Op>
-  LOOM_HD static S combine(S a, S b) {
-    return E::narrow(Op::template apply<typename E::Compute>(E::widen(a), E::widen(b)));
-  }
+  struct Combine {
+    int nranks;
+    bool finalize;  // avg's division, on the step that completes the sum
+    LOOM_HD S operator()(S x, S y) const {
+      const S r = E::narrow(Op::template apply<typename E::Compute>(E::widen(x), E::widen(y)));
+      return finalize ? E::narrow(kernels::divideByRanks(E::widen(r), nranks)) : r;
+    }
+  };
 
-  LOOM_HD S finalized(S v) const {
-    return E::narrow(kernels::divideByRanks(E::widen(v), args_.nranks));
+  LOOM_HD void copyElements(S* dst, const S* src, uint64_t n) {
+    mapElements(dst, src, nullptr, n, TakeFirst{});
   }
 
   template <typename Op>
   LOOM_HD void reduceWith(S* dst, const S* a, const S* b, uint64_t n, bool finalize) {
-    for (uint64_t i = team_.index(); i < n; i += team_.size()) {
-      const S r = combine<Op>(a[i], b[i]);
-      dst[i] = finalize ? finalized(r) : r;
-    }
+    mapElements(dst, a, b, n, Combine<Op>{args_.nranks, finalize});
   }
 
   /// dst = a (op) b, then the op's final transform when `finalize`. The op is
@@ -435,24 +464,22 @@ class PlanWalker {
 
   LOOM_HD void reduceUnit(Unit& result, const Unit& a, const Unit& b, uint32_t valid,
                           bool finalize) {
+    const bool avg = finalize && args_.op == kOpAvg;
     for (uint32_t k = 0; k < valid; ++k) {
-      S r;
       switch (args_.op) {
         case kOpProd:
-          r = combine<kernels::ProdOp>(a.v[k], b.v[k]);
+          result.v[k] = Combine<kernels::ProdOp>{args_.nranks, false}(a.v[k], b.v[k]);
           break;
         case kOpMax:
-          r = combine<kernels::MaxOp>(a.v[k], b.v[k]);
+          result.v[k] = Combine<kernels::MaxOp>{args_.nranks, false}(a.v[k], b.v[k]);
           break;
         case kOpMin:
-          r = combine<kernels::MinOp>(a.v[k], b.v[k]);
+          result.v[k] = Combine<kernels::MinOp>{args_.nranks, false}(a.v[k], b.v[k]);
           break;
         default:
-          r = combine<kernels::SumOp>(a.v[k], b.v[k]);
-          if (finalize && args_.op == kOpAvg) r = finalized(r);
+          result.v[k] = Combine<kernels::SumOp>{args_.nranks, avg}(a.v[k], b.v[k]);
           break;
       }
-      result.v[k] = r;
     }
   }
 
