@@ -68,10 +68,9 @@ Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
 /// Whether every rank can walk on `device`, and no two ranks of one process
 /// share a stream.
 bool agreed(const Comm& comm, const std::vector<Offer>& offers) {
-  const Offer& mine = offers[static_cast<size_t>(comm.rank)];
   for (int p = 0; p < comm.nranks; ++p) {
     const Offer& o = offers[static_cast<size_t>(p)];
-    if (o.usable == 0 || o.device != mine.device) return false;
+    if (o.usable == 0) return false;
     for (int q = 0; q < p; ++q) {
       if (comm.peers[p].pid == comm.peers[q].pid && offers[q].stream == o.stream) {
         if (comm.rank == 0) {
@@ -87,11 +86,47 @@ bool agreed(const Comm& comm, const std::vector<Offer>& offers) {
   return true;
 }
 
-/// Allocates the state on `device`: FIFO arenas exchanged with every peer.
-std::unique_ptr<DeviceWalkState> createState(Comm& comm, int device, void* stream) {
+/// Whether this rank's device can write into every other rank's device,
+/// enabling peer access to the devices of ranks in this process (ranks in
+/// other processes map their memory with peer access enabled lazily).
+bool reachesEveryPeer(const std::vector<int>& devices, int mine) {
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  for (const int other : devices) {
+    if (other == mine) continue;
+    int can = 0;
+    if (rt.deviceCanAccessPeer(&can, mine, other) != 0 || can == 0) {
+      rt.getLastError();
+      return false;
+    }
+    const device::CudaStatus status = rt.deviceEnablePeerAccess(other, 0);
+    if (status != 0) {
+      rt.getLastError();  // clear the sticky error of "already enabled"
+      if (status != device::kPeerAccessAlreadyEnabled) return false;
+    }
+  }
+  return true;
+}
+
+/// Allocates the state on `devices[rank]`: FIFO arenas exchanged with every
+/// peer, once every rank has said it can reach every other rank's device.
+std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>& devices,
+                                             void* stream) {
   const device::DeviceRuntime& rt = device::deviceRuntime();
   auto state = std::make_unique<DeviceWalkState>();
+  const int device = devices[static_cast<size_t>(comm.rank)];
   state->device = device;
+  state->devices = devices;
+  const int32_t reach = reachesEveryPeer(devices, device) ? 1 : 0;
+  const std::vector<int32_t> reaches = allGatherValue(comm, reach);
+  state->reachable = std::all_of(reaches.begin(), reaches.end(), [](int32_t r) { return r != 0; });
+  if (!state->reachable) {
+    if (comm.rank == 0) {
+      LOOM_INFO(
+          "the ranks' devices cannot all reach each other (no peer access): staging "
+          "device buffers");
+    }
+    return state;
+  }
   state->geometry.channels = 2;
   const walk::ArenaLayout layout(state->geometry, comm.nranks);
   rt.check(rt.malloc(&state->arena, layout.bytes()), "cudaMalloc of the walker's FIFOs");
@@ -286,10 +321,16 @@ bool runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty() || !possible(comm)) return false;
   const std::vector<Offer> offers = allGatherValue(comm, offerFor(comm, ops));
   if (!agreed(comm, offers)) return false;
-  const int device = offers[static_cast<size_t>(comm.rank)].device;
-  const device::DeviceScope scope(device);
-  if (comm.deviceWalk != nullptr && comm.deviceWalk->device != device) comm.deviceWalk.reset();
-  if (comm.deviceWalk == nullptr) comm.deviceWalk = createState(comm, device, ops.front().stream);
+  std::vector<int> devices;
+  devices.reserve(offers.size());
+  for (const Offer& o : offers) devices.push_back(o.device);
+  const device::DeviceScope scope(devices[static_cast<size_t>(comm.rank)]);
+  // Every rank sees the same offers, so all rebuild (or keep) their state together.
+  if (comm.deviceWalk != nullptr && comm.deviceWalk->devices != devices) comm.deviceWalk.reset();
+  if (comm.deviceWalk == nullptr) {
+    comm.deviceWalk = createState(comm, devices, ops.front().stream);
+  }
+  if (!comm.deviceWalk->reachable) return false;
   checkFinishedWalk(comm, *comm.deviceWalk);
   walkOne(comm, *comm.deviceWalk, ops.front());
   comm.stats.calls.fetch_add(1, std::memory_order_relaxed);

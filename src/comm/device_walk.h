@@ -18,6 +18,11 @@ namespace loom {
 /// A communicator's walker memory on its device, made on first use.
 struct DeviceWalkState {
   int device = -1;
+  std::vector<int> devices;  ///< every rank's device when the state was made
+  /// Whether every rank's kernel can write into every peer's device memory
+  /// (one device, or peer access between them); otherwise nothing else is
+  /// allocated and calls are staged until the devices change.
+  bool reachable = false;
   walk::FifoGeometry geometry;
   void* arena = nullptr;           ///< this rank's FIFOs (device memory)
   std::vector<char*> peerArenas;   ///< every rank's arena as this rank addresses it

@@ -82,6 +82,8 @@ DeviceRuntime loadDeviceRuntime(const char* const* sonames, size_t count) {
   bind(handle, "cudaIpcGetMemHandle", &rt.ipcGetMemHandle, missing);
   bind(handle, "cudaIpcOpenMemHandle", &rt.ipcOpenMemHandle, missing);
   bind(handle, "cudaIpcCloseMemHandle", &rt.ipcCloseMemHandle, missing);
+  bind(handle, "cudaDeviceCanAccessPeer", &rt.deviceCanAccessPeer, missing);
+  bind(handle, "cudaDeviceEnablePeerAccess", &rt.deviceEnablePeerAccess, missing);
   if (!missing.empty()) {
     // The handle stays open on purpose (see deviceRuntime()): closing a CUDA
     // runtime is not something a library may do behind its user's back.

@@ -50,6 +50,8 @@ inline constexpr unsigned kIpcLazyEnablePeerAccess = 0x01;
 inline constexpr unsigned kEventInterprocess = 0x04;
 /// cudaErrorNotReady, what cudaEventQuery says while work is pending.
 inline constexpr CudaStatus kNotReady = 600;
+/// cudaErrorPeerAccessAlreadyEnabled: another communicator got there first.
+inline constexpr CudaStatus kPeerAccessAlreadyEnabled = 704;
 
 /// Entry points of libcudart. All are non-null when `available`.
 struct DeviceRuntime {
@@ -82,6 +84,8 @@ struct DeviceRuntime {
   CudaStatus (*ipcGetMemHandle)(CudaIpcMemHandle* handle, void* ptr) = nullptr;
   CudaStatus (*ipcOpenMemHandle)(void** ptr, CudaIpcMemHandle handle, unsigned flags) = nullptr;
   CudaStatus (*ipcCloseMemHandle)(void* ptr) = nullptr;
+  CudaStatus (*deviceCanAccessPeer)(int* can, int device, int peerDevice) = nullptr;
+  CudaStatus (*deviceEnablePeerAccess)(int peerDevice, unsigned flags) = nullptr;
 
   /// Throws Error(CudaError) "<what>: <cuda error string> (<status>)" unless status is 0.
   void check(CudaStatus status, const char* what) const;
