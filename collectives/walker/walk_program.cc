@@ -97,11 +97,32 @@ std::vector<Step> channelSteps(const RankPlan& plan, uint32_t channel, uint32_t 
 WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
                              const FifoGeometry& geometry, std::span<char* const> arenas,
                              uintptr_t base) {
+  FifoRoutes routes;
+  routes.arenas = arenas;
+  return buildWalkProgram(plan, call, geometry, routes, base);
+}
+
+WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
+                             const FifoGeometry& geometry, const FifoRoutes& routes,
+                             uintptr_t base) {
   const ArenaLayout layout(geometry, call.nranks);
+  const std::span<char* const> arenas = routes.arenas;
   if (arenas.size() != static_cast<size_t>(call.nranks) || call.rank < 0 ||
       call.rank >= call.nranks) {
     raise(ErrorCode::InvalidArgument, "walk program for rank {} of {} got {} arenas", call.rank,
           call.nranks, arenas.size());
+  }
+  if (!routes.proxied.empty() && (routes.proxied.size() != arenas.size() ||
+                                  routes.outbox == nullptr || routes.inbox == nullptr)) {
+    raise(ErrorCode::InvalidArgument, "proxied routes need a flag per rank and both mailboxes");
+  }
+  auto proxied = [&](int peer) {
+    return !routes.proxied.empty() && routes.proxied[static_cast<size_t>(peer)] != 0;
+  };
+  if (!routes.proxied.empty() && (geometry.channels != 1 || call.protocol != Protocol::Bulk)) {
+    raise(ErrorCode::InvalidArgument,
+          "a walk through proxies runs one channel with the bulk protocol (got {} channels, {})",
+          geometry.channels, call.protocol == Protocol::Bulk ? "bulk" : "low latency");
   }
   const size_t es = dataTypeSize(call.type);
   const uint32_t channels = geometry.channels;
@@ -168,13 +189,17 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
     const ChannelPlan& part = parts[c];
     for (size_t i = 0; i < part.sends.ranks.size(); ++i) {
       const int peer = part.sends.ranks[i];
-      char* theirs = arenas[peer] + layout.block(c, me);
+      // A proxied peer's FIFO and credit are this rank's outbox block, which
+      // the proxy drains to the network.
+      char* fifo = proxied(peer) ? routes.outbox + layout.block(c, peer)
+                                 : arenas[peer] + layout.block(c, me);
       char* mine = arenas[me] + layout.block(c, peer);
+      char* credit = proxied(peer) ? fifo : mine;
       SendConnection s;
-      s.slots = theirs + layout.slots();
-      s.ready = reinterpret_cast<uint64_t*>(theirs + ArenaLayout::kReady);
-      s.lines = reinterpret_cast<uint64_t*>(theirs + layout.lines());
-      s.consumed = reinterpret_cast<const uint64_t*>(mine + layout.consumed());
+      s.slots = fifo + layout.slots();
+      s.ready = reinterpret_cast<uint64_t*>(fifo + ArenaLayout::kReady);
+      s.lines = reinterpret_cast<uint64_t*>(fifo + layout.lines());
+      s.consumed = reinterpret_cast<const uint64_t*>(credit + layout.consumed());
       s.sent = reinterpret_cast<uint64_t*>(mine + layout.sent());
       s.peer = peer;
       std::memcpy(bytes + sendsAt[c] + i * sizeof(SendConnection), &s, sizeof s);
@@ -182,12 +207,15 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
     for (size_t i = 0; i < part.recvs.ranks.size(); ++i) {
       const int peer = part.recvs.ranks[i];
       char* mine = arenas[me] + layout.block(c, peer);
-      char* theirs = arenas[peer] + layout.block(c, me);
+      // A proxied peer's messages arrive in this rank's inbox block, and the
+      // credit goes to the proxy there.
+      char* fifo = proxied(peer) ? routes.inbox + layout.block(c, peer) : mine;
+      char* credit = proxied(peer) ? fifo : arenas[peer] + layout.block(c, me);
       RecvConnection r;
-      r.slots = mine + layout.slots();
-      r.ready = reinterpret_cast<const uint64_t*>(mine + ArenaLayout::kReady);
-      r.lines = reinterpret_cast<const uint64_t*>(mine + layout.lines());
-      r.consumed = reinterpret_cast<uint64_t*>(theirs + layout.consumed());
+      r.slots = fifo + layout.slots();
+      r.ready = reinterpret_cast<const uint64_t*>(fifo + ArenaLayout::kReady);
+      r.lines = reinterpret_cast<const uint64_t*>(fifo + layout.lines());
+      r.consumed = reinterpret_cast<uint64_t*>(credit + layout.consumed());
       r.received = reinterpret_cast<uint64_t*>(mine + layout.received());
       r.peer = peer;
       std::memcpy(bytes + recvsAt[c] + i * sizeof(RecvConnection), &r, sizeof r);

@@ -107,11 +107,27 @@ struct WalkProgram {
   const WalkArgs& args() const { return *reinterpret_cast<const WalkArgs*>(words.data()); }
 };
 
+/// Where this rank's FIFOs are, as this rank addresses them.
+struct FifoRoutes {
+  /// Every rank's arena (a proxied peer's entry is never read).
+  std::span<char* const> arenas;
+  /// Peers on other hosts (`proxied[p]` nonzero; empty: none): their FIFOs are
+  /// this rank's own outbox and inbox arenas (same layout, block (c, p)),
+  /// which a proxy (walk_proxy.h) drains to and fills from the network.
+  std::span<const uint8_t> proxied;
+  char* outbox = nullptr;
+  char* inbox = nullptr;
+};
+
 /// Builds `call.rank`'s program from `plan`. Throws InvalidArgument when the
 /// plan needs more connections per channel than kMaxConnections or names a
 /// peer out of range.
 WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
                              const FifoGeometry& geometry, std::span<char* const> arenas,
+                             uintptr_t base);
+/// The same with peers reached through a proxy.
+WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
+                             const FifoGeometry& geometry, const FifoRoutes& routes,
                              uintptr_t base);
 
 }  // namespace loom::walk

@@ -1,0 +1,164 @@
+#include "collectives/walker/walk_proxy.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace loom::walk {
+namespace {
+
+uint64_t loadAcquire(const char* at) {
+  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(const_cast<char*>(at)))
+      .load(std::memory_order_acquire);
+}
+
+void storeRelease(char* at, uint64_t value) {
+  std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(at))
+      .store(value, std::memory_order_release);
+}
+
+bool sends(StepKind k) {
+  return k == StepKind::Send || k == StepKind::RecvReduceSend ||
+         k == StepKind::RecvReduceCopySend || k == StepKind::RecvCopySend;
+}
+bool receives(StepKind k) { return k != StepKind::Send && k != StepKind::Copy; }
+
+}  // namespace
+
+ProxyMessages proxyMessages(const RankPlan& plan, const WalkCall& call,
+                            const FifoGeometry& geometry, std::span<const uint8_t> proxied) {
+  if (geometry.channels != 1 || proxied.size() != static_cast<size_t>(call.nranks)) {
+    raise(ErrorCode::InvalidArgument,
+          "a proxied walk runs on one channel with a flag per rank (got {} channels, {} flags)",
+          geometry.channels, proxied.size());
+  }
+  const size_t es = dataTypeSize(call.type);
+  const std::vector<Step> steps = channelSteps(plan, 0, 1, 1);
+  const uint64_t slice = sliceElementsFor(geometry, call.protocol, es);
+  ProxyMessages out;
+  out.toPeer.resize(proxied.size());
+  out.fromPeer.resize(proxied.size());
+  uint64_t iterations = 0;
+  for (const Step& s : steps)
+    iterations = std::max<uint64_t>(iterations, (s.count + slice - 1) / slice);
+  // The walker's loop (PlanWalker::run): slice i of every step before slice i + 1.
+  for (uint64_t it = 0; it < iterations; ++it) {
+    const uint64_t first = it * slice;
+    for (const Step& s : steps) {
+      if (first >= s.count) continue;
+      const auto bytes = static_cast<uint32_t>(std::min<uint64_t>(slice, s.count - first) * es);
+      if (sends(s.kind) && proxied[static_cast<size_t>(s.sendPeer)] != 0) {
+        out.toPeer[static_cast<size_t>(s.sendPeer)].push_back(bytes);
+      }
+      if (receives(s.kind) && proxied[static_cast<size_t>(s.recvPeer)] != 0) {
+        out.fromPeer[static_cast<size_t>(s.recvPeer)].push_back(bytes);
+      }
+    }
+  }
+  return out;
+}
+
+WalkProxy::WalkProxy(const ArenaLayout& layout, std::span<Link* const> links, char* outbox,
+                     char* inbox)
+    : layout_(layout), routes_(links.size()), outbox_(outbox), inbox_(inbox) {
+  if (layout.geometry().channels != 1) {
+    raise(ErrorCode::InvalidArgument, "the walk proxy serves one channel, not {}",
+          layout.geometry().channels);
+  }
+  for (size_t p = 0; p < links.size(); ++p) routes_[p].link = links[p];
+}
+
+void WalkProxy::add(const ProxyMessages& messages) {
+  for (size_t p = 0; p < routes_.size() && p < messages.toPeer.size(); ++p) {
+    if ((!messages.toPeer[p].empty() || !messages.fromPeer[p].empty()) &&
+        routes_[p].link == nullptr) {
+      raise(ErrorCode::InternalError, "the walk proxy has no link to rank {}", p);
+    }
+    routes_[p].toPeer.insert(routes_[p].toPeer.end(), messages.toPeer[p].begin(),
+                             messages.toPeer[p].end());
+    routes_[p].fromPeer.insert(routes_[p].fromPeer.end(), messages.fromPeer[p].begin(),
+                               messages.fromPeer[p].end());
+  }
+}
+
+bool WalkProxy::ship(int peer, Route& route) {
+  bool moved = false;
+  const uint32_t slots = layout_.geometry().slotCount;
+  char* block = outbox_ + layout_.block(0, peer);
+  while (!route.toPeer.empty()) {
+    const uint64_t message = route.shipped + 1;
+    const uint64_t slot = (message - 1) % slots;
+    if (loadAcquire(block + ArenaLayout::kReady + 8 * slot) != message) break;
+    const uint32_t bytes = route.toPeer.front();
+    void* out = route.link->trySendSlot(bytes);
+    if (out == nullptr) break;
+    std::memcpy(out, block + layout_.slots() + slot * layout_.geometry().bulkSlotBytes, bytes);
+    route.link->commitSend(bytes);
+    storeRelease(block + layout_.consumed(), message);  // the walker may refill the slot
+    route.shipped = message;
+    route.toPeer.pop_front();
+    moved = true;
+  }
+  return moved;
+}
+
+bool WalkProxy::deliver(int peer, Route& route) {
+  bool moved = false;
+  const uint32_t slots = layout_.geometry().slotCount;
+  char* block = inbox_ + layout_.block(0, peer);
+  while (!route.fromPeer.empty()) {
+    const uint64_t message = route.delivered + 1;
+    const uint64_t slot = (message - 1) % slots;
+    // The walker must be done with the slot's previous message.
+    if (loadAcquire(block + layout_.consumed()) + slots < message) break;
+    const uint32_t bytes = route.fromPeer.front();
+    const void* in = route.link->tryRecv(bytes);
+    if (in == nullptr) break;
+    std::memcpy(block + layout_.slots() + slot * layout_.geometry().bulkSlotBytes, in, bytes);
+    route.link->releaseRecv();
+    storeRelease(block + ArenaLayout::kReady + 8 * slot, message);
+    route.delivered = message;
+    route.fromPeer.pop_front();
+    moved = true;
+  }
+  return moved;
+}
+
+bool WalkProxy::progress() {
+  bool moved = false;
+  for (size_t p = 0; p < routes_.size(); ++p) {
+    Route& route = routes_[p];
+    if (route.link == nullptr) continue;
+    moved |= route.link->progress();
+    moved |= ship(static_cast<int>(p), route);
+    moved |= deliver(static_cast<int>(p), route);
+  }
+  return moved;
+}
+
+bool WalkProxy::idle() const {
+  for (const Route& route : routes_) {
+    if (!route.toPeer.empty() || !route.fromPeer.empty()) return false;
+    if (route.link != nullptr && !route.link->sendsDrained()) return false;
+  }
+  return true;
+}
+
+std::string WalkProxy::describeWait() const {
+  std::string out;
+  for (size_t p = 0; p < routes_.size(); ++p) {
+    const Route& route = routes_[p];
+    if (route.toPeer.empty() && route.fromPeer.empty()) continue;
+    if (!out.empty()) out += "; ";
+    out += fmt::format(
+        "rank {}: {} messages to ship (walker's message {} not yet published or "
+        "link full), {} to deliver",
+        p, route.toPeer.size(), route.shipped + 1, route.fromPeer.size());
+  }
+  return out.empty() ? "links to drain" : out;
+}
+
+}  // namespace loom::walk

@@ -1,0 +1,71 @@
+// The walker's proxy to peers on other hosts. A walker (plan_walker.h) cannot
+// open a socket, least of all from a GPU, so a host thread stands in: the
+// walker writes its messages for a remote peer into this rank's outbox arena
+// and reads the peer's messages from its inbox arena (walk_program.h,
+// FifoRoutes), exactly as it would use a neighbour's arena; the proxy ships
+// each published outbox slot over the peer's Link, frees the slot, and lands
+// each arriving message in an inbox slot the walker has finished with. On a
+// GPU the boxes are pinned host memory, which the kernel reaches over PCIe.
+//
+// One channel per walk when proxies are used: a link carries one FIFO, so the
+// order of messages on it is the walker's order on that connection.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <vector>
+
+#include "collectives/plan.h"
+#include "collectives/walker/walk_program.h"
+#include "transports/link.h"
+
+namespace loom::walk {
+
+/// The byte counts of a walk's messages to and from each proxied peer, in
+/// walk order (indexed by rank; empty for ranks that are not proxied).
+struct ProxyMessages {
+  std::vector<std::vector<uint32_t>> toPeer;
+  std::vector<std::vector<uint32_t>> fromPeer;
+};
+
+/// What `call.rank`'s walk of `plan` sends to and receives from each proxied
+/// peer: the walker's slice-outer order, computed on the host.
+ProxyMessages proxyMessages(const RankPlan& plan, const WalkCall& call,
+                            const FifoGeometry& geometry, std::span<const uint8_t> proxied);
+
+class WalkProxy {
+ public:
+  /// `links[p]`: the link to rank p (only proxied peers' are used); the boxes
+  /// are this rank's outbox and inbox arenas, laid out by `layout` with one
+  /// channel. The proxy keeps its own message counters across walks.
+  WalkProxy(const ArenaLayout& layout, std::span<Link* const> links, char* outbox, char* inbox);
+
+  /// Queues one walk's messages (after its program was built, before or
+  /// while the walker runs).
+  void add(const ProxyMessages& messages);
+  /// Moves what can move now; true if anything did. Throws RemoteError when a
+  /// link fails (the peer is gone) or a message has another size than the plan's.
+  bool progress();
+  /// Nothing queued, and every link has sent what it was given.
+  bool idle() const;
+  /// For a wait's message: which peer the proxy waits on, and for what.
+  std::string describeWait() const;
+
+ private:
+  struct Route {
+    Link* link = nullptr;
+    uint64_t shipped = 0;    // messages taken from the outbox
+    uint64_t delivered = 0;  // messages placed in the inbox
+    std::deque<uint32_t> toPeer, fromPeer;
+  };
+  bool ship(int peer, Route& route);
+  bool deliver(int peer, Route& route);
+
+  ArenaLayout layout_;
+  std::vector<Route> routes_;
+  char* outbox_;
+  char* inbox_;
+};
+
+}  // namespace loom::walk

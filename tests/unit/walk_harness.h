@@ -1,0 +1,54 @@
+// Runs every rank's walk (collectives/walker/) on host threads: the harness of
+// the walker tests. Ranks may be split into "hosts": peers on another host are
+// reached through each rank's proxy (walk_proxy.h) over real TCP links.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/walker/walk_program.h"
+#include "collectives/walker/walk_proxy.h"
+#include "unit/collective_cases.h"
+#include "unit/tcp_mesh.h"
+
+namespace loom::walk {
+
+/// Every rank's arena (and, across hosts, its outbox, inbox, links and
+/// proxy), zeroed once and kept across calls like a communicator's.
+struct Fifos {
+  Fifos(const FifoGeometry& g, int nranks);
+  /// hostOf[r]: rank r's host; ranks on different hosts talk through proxies.
+  Fifos(const FifoGeometry& g, std::vector<int> hostOf);
+  FifoGeometry geometry;
+  ArenaLayout layout;
+  std::vector<std::vector<uint64_t>> memory;
+  std::vector<char*> arenas;
+  // Across hosts only:
+  std::vector<std::vector<uint8_t>> proxied;  // per rank, per peer
+  std::vector<char*> outboxes, inboxes;
+  std::vector<Links> links;
+  std::vector<std::unique_ptr<WalkProxy>> proxies;
+  std::vector<std::string> proxyErrors;  // of the last walk, per rank
+};
+
+struct Options {
+  Algorithm algorithm = Algorithm::Ring;
+  Protocol protocol = Protocol::Bulk;
+  int teamSize = 2;
+  uint64_t timeoutNs = 20'000'000'000ull;  // generous: ranks outnumber cores
+  std::vector<int> silentRanks;            // ranks that never start
+  const volatile uint32_t* abort = nullptr;
+};
+
+/// One walk of every rank's program on host threads; returns each rank's
+/// statuses (one per channel).
+std::vector<std::vector<WalkStatus>> walkAll(const testing_cases::Case& c, testing_cases::World& w,
+                                             Fifos& fifos, const Options& o);
+
+/// Every receiving rank's buffer equals the reference.
+void expectResults(const testing_cases::Case& c, const testing_cases::World& w);
+/// No channel of any rank failed.
+void expectClean(const std::vector<std::vector<WalkStatus>>& statuses);
+
+}  // namespace loom::walk
