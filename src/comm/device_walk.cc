@@ -37,10 +37,7 @@ bool walkable(Collective c) { return c != Collective::Send && c != Collective::R
 bool possible(const Comm& comm) {
   if (comm.config.cudaPath != CudaPath::Kernel || !device::deviceRuntime().available) return false;
   const LoomCudaKernels* k = device::cudaKernels().table;
-  if (k == nullptr || k->walk == nullptr) return false;
-  const PeerInfo& me = comm.peers[static_cast<size_t>(comm.rank)];
-  return std::all_of(comm.peers.begin(), comm.peers.end(),
-                     [&](const PeerInfo& p) { return p.hostId == me.hostId; });
+  return k != nullptr && k->walk != nullptr;
 }
 
 Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
@@ -89,10 +86,12 @@ bool agreed(const Comm& comm, const std::vector<Offer>& offers) {
 /// Whether this rank's device can write into every other rank's device,
 /// enabling peer access to the devices of ranks in this process (ranks in
 /// other processes map their memory with peer access enabled lazily).
-bool reachesEveryPeer(const std::vector<int>& devices, int mine) {
+bool reachesEveryPeer(const std::vector<int>& devices, const std::vector<uint8_t>& proxied,
+                      int mine) {
   const device::DeviceRuntime& rt = device::deviceRuntime();
-  for (const int other : devices) {
-    if (other == mine) continue;
+  for (size_t p = 0; p < devices.size(); ++p) {
+    const int other = devices[p];
+    if (other == mine || proxied[p] != 0) continue;  // other hosts go through the proxy
     int can = 0;
     if (rt.deviceCanAccessPeer(&can, mine, other) != 0 || can == 0) {
       rt.getLastError();
@@ -116,7 +115,17 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
   const int device = devices[static_cast<size_t>(comm.rank)];
   state->device = device;
   state->devices = devices;
-  const int32_t reach = reachesEveryPeer(devices, device) ? 1 : 0;
+  const PeerInfo& me = comm.peers[static_cast<size_t>(comm.rank)];
+  for (int p = 0; p < comm.nranks; ++p) {
+    const bool remote = comm.peers[p].hostId != me.hostId;
+    if (remote && (static_cast<size_t>(p) >= comm.linkPtrs.size() || comm.linkPtrs[p] == nullptr)) {
+      raise(ErrorCode::InternalError, "rank {} is on another host but has no network link", p);
+    }
+    state->proxied.push_back(remote ? 1 : 0);
+  }
+  const bool anyProxied =
+      std::any_of(state->proxied.begin(), state->proxied.end(), [](uint8_t v) { return v != 0; });
+  const int32_t reach = reachesEveryPeer(devices, state->proxied, device) ? 1 : 0;
   const std::vector<int32_t> reaches = allGatherValue(comm, reach);
   state->reachable = std::all_of(reaches.begin(), reaches.end(), [](int32_t r) { return r != 0; });
   if (!state->reachable) {
@@ -128,6 +137,11 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
     return state;
   }
   state->geometry.channels = 2;
+  if (anyProxied) {
+    // A link carries one FIFO, and the proxy moves whole bulk slots.
+    state->geometry.channels = 1;
+    state->geometry.llMaxCallBytes = 0;
+  }
   const walk::ArenaLayout layout(state->geometry, comm.nranks);
   rt.check(rt.malloc(&state->arena, layout.bytes()), "cudaMalloc of the walker's FIFOs");
   rt.check(rt.memsetAsync(state->arena, 0, layout.bytes(), stream), "cudaMemsetAsync");
@@ -150,6 +164,10 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
   rt.check(rt.ipcGetMemHandle(&mine.handle, state->arena), "cudaIpcGetMemHandle");
   const std::vector<ArenaRecord> all = allGatherValue(comm, mine);
   for (int p = 0; p < comm.nranks; ++p) {
+    if (state->proxied[p] != 0) {
+      state->peerArenas.push_back(nullptr);  // reached through the mailboxes
+      continue;
+    }
     if (comm.peers[p].pid == comm.peers[comm.rank].pid) {
       state->peerArenas.push_back(all[p].pointer);
       continue;
@@ -160,10 +178,24 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
     state->ipcMappings.push_back(mapped);
     state->peerArenas.push_back(static_cast<char*>(mapped));
   }
+  if (anyProxied) {
+    for (char** box : {&state->outbox, &state->inbox}) {
+      rt.check(rt.mallocHost(reinterpret_cast<void**>(box), layout.bytes()), "cudaMallocHost");
+      std::memset(*box, 0, layout.bytes());
+    }
+    std::vector<Link*> links(static_cast<size_t>(comm.nranks), nullptr);
+    for (int p = 0; p < comm.nranks; ++p) {
+      if (state->proxied[p] != 0) links[p] = comm.linkPtrs[p];
+    }
+    state->proxy = std::make_unique<WalkProxyRunner>(
+        std::make_unique<walk::WalkProxy>(layout, links, state->outbox, state->inbox),
+        comm.config.timeout);
+  }
   LOOM_INFO(
       "rank {}: collectives on device {} run by the plan-walking kernel "
-      "(LOOM_CUDA_PATH=kernel), {} channels, {} KiB of FIFOs",
-      comm.rank, device, state->geometry.channels, layout.bytes() / 1024);
+      "(LOOM_CUDA_PATH=kernel), {} channels, {} KiB of FIFOs, {} peers through the proxy",
+      comm.rank, device, state->geometry.channels, layout.bytes() / 1024,
+      std::count(state->proxied.begin(), state->proxied.end(), 1));
   return state;
 }
 
@@ -250,8 +282,14 @@ void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
   call.scratch = static_cast<char*>(state.scratch);
   call.timeoutNs = static_cast<uint64_t>(comm.config.timeout.count()) * 1'000'000;
   call.abort = state.abortWord;
-  const size_t bytes =
-      walk::buildWalkProgram(*plan, call, state.geometry, state.peerArenas, 0).bytes();
+  walk::FifoRoutes routes;
+  routes.arenas = state.peerArenas;
+  if (state.proxy != nullptr) {
+    routes.proxied = state.proxied;
+    routes.outbox = state.outbox;
+    routes.inbox = state.inbox;
+  }
+  const size_t bytes = walk::buildWalkProgram(*plan, call, state.geometry, routes, 0).bytes();
   ensureProgramCapacity(state, bytes);
   const size_t slot = state.walks % DeviceWalkState::kProgramSlots;
   char* onDevice = state.programs + slot * state.programCapacity;
@@ -259,8 +297,11 @@ void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
   if (state.walks >= DeviceWalkState::kProgramSlots) {
     rt.check(rt.eventSynchronize(state.uploaded[slot]), "cudaEventSynchronize");
   }
-  const walk::WalkProgram program = walk::buildWalkProgram(
-      *plan, call, state.geometry, state.peerArenas, reinterpret_cast<uintptr_t>(onDevice));
+  const walk::WalkProgram program = walk::buildWalkProgram(*plan, call, state.geometry, routes,
+                                                           reinterpret_cast<uintptr_t>(onDevice));
+  if (state.proxy != nullptr) {
+    state.proxy->add(walk::proxyMessages(*plan, call, state.geometry, state.proxied));
+  }
   std::memcpy(staging, program.words.data(), program.bytes());
   rt.check(rt.memcpyAsync(onDevice, staging, program.bytes(), CopyKind::HostToDevice, op.stream),
            "copy of the walk program");
@@ -299,6 +340,13 @@ std::string describeWalkFailure(std::span<const walk::WalkStatus> statuses) {
 
 DeviceWalkState::~DeviceWalkState() {
   const device::DeviceRuntime& rt = device::deviceRuntime();
+  if (proxy != nullptr) {
+    try {
+      proxy->quiesce();  // the last kernel finishes only once its messages moved
+    } catch (const Error& e) {
+      LOOM_WARN("device collectives' proxy at destruction: {}", e.what());
+    }
+  }
   if (done != nullptr) {
     rt.eventSynchronize(done);  // the kernel reads the arena and program until then
     const std::string failure = finishedWalkFailure(*this);
@@ -313,6 +361,10 @@ DeviceWalkState::~DeviceWalkState() {
     if (p != nullptr) rt.free(p);
   }
   if (programStaging != nullptr) rt.freeHost(programStaging);
+  proxy.reset();  // stops its thread before the mailboxes go
+  for (char* box : {outbox, inbox}) {
+    if (box != nullptr) rt.freeHost(box);
+  }
   if (statusMirror != nullptr) rt.freeHost(statusMirror);
   if (abortWord != nullptr) rt.freeHost(abortWord);
 }
@@ -335,6 +387,12 @@ bool runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
   walkOne(comm, *comm.deviceWalk, ops.front());
   comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+void quiesceDeviceWalkProxy(Comm& comm) {
+  if (comm.deviceWalk != nullptr && comm.deviceWalk->proxy != nullptr) {
+    comm.deviceWalk->proxy->quiesce();
+  }
 }
 
 void abortDeviceWalks(Comm& comm) {

@@ -2,9 +2,10 @@
 // (collectives/walker/, collectives/cuda/walk_kernel.cu): each rank launches
 // one kernel on its stream, one thread block per channel, and the blocks of
 // all ranks move the plan's messages through FIFOs in each other's device
-// memory (pointers within a process, CUDA IPC mappings across processes). The
-// call returns once the kernel is enqueued. Opt-in with LOOM_CUDA_PATH=kernel
-// until it has run on a GPU (docs/cuda.md).
+// memory (pointers within a process, CUDA IPC mappings across processes);
+// peers on other hosts through pinned host mailboxes that a proxy thread
+// moves over the network links. The call returns once the kernel is enqueued. Opt-in with
+// LOOM_CUDA_PATH=kernel until it has run on a GPU (docs/cuda.md).
 #pragma once
 
 #include <span>
@@ -12,6 +13,7 @@
 
 #include "collectives/walker/walk_program.h"
 #include "comm/operation.h"
+#include "comm/walk_proxy_runner.h"
 
 namespace loom {
 
@@ -40,9 +42,15 @@ struct DeviceWalkState {
   size_t scratchCapacity = 0;
   walk::WalkStatus* statusMirror = nullptr;  ///< pinned host copy of the last walk's statuses
   uint32_t* abortWord = nullptr;             ///< pinned host word the kernels poll
-  void* done = nullptr;                      ///< event recorded after the last walk
-  bool pending = false;                      ///< a walk whose statuses were not read yet
-  uint64_t walks = 0;                        ///< walks enqueued, for messages
+  /// Peers on other hosts (nonzero: proxied), their pinned host mailboxes
+  /// (walk_program.h FifoRoutes) and the proxy thread serving them.
+  std::vector<uint8_t> proxied;
+  char* outbox = nullptr;
+  char* inbox = nullptr;
+  std::unique_ptr<WalkProxyRunner> proxy;
+  void* done = nullptr;  ///< event recorded after the last walk
+  bool pending = false;  ///< a walk whose statuses were not read yet
+  uint64_t walks = 0;    ///< walks enqueued, for messages
 
   DeviceWalkState() = default;
   DeviceWalkState(const DeviceWalkState&) = delete;
@@ -54,12 +62,17 @@ struct DeviceWalkState {
 /// Runs `ops` with the device plan walker and returns true, or returns false
 /// (having run nothing) when they must take another path: not asked for, no
 /// kernels, host buffers, compression, send/recv or groups of several calls,
-/// buffers on several devices, ranks on several hosts, or two ranks of one
+/// devices of one host that cannot reach each other, or two ranks of one
 /// process on one stream (their kernels would queue behind each other and
 /// never meet). Decided together with every peer, so all ranks agree. Throws
 /// RemoteError when the previous walk on this communicator failed (a peer
 /// never came, or the communicator was aborted).
 bool runDeviceWalk(Comm& comm, std::span<const Operation> ops);
+
+/// Waits until the proxy of `comm`'s device walks has moved everything, so the
+/// host may use the network links again (every call starts with this).
+/// Throws RemoteError when the proxy failed or timed out.
+void quiesceDeviceWalkProxy(Comm& comm);
 
 /// Makes every kernel of `comm` still waiting give up (loomCommAbort).
 void abortDeviceWalks(Comm& comm);

@@ -250,6 +250,7 @@ void recordCall(Comm& comm, std::span<const Operation> ops, uint64_t sent) {
 
 void runOperations(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty()) return;
+  quiesceDeviceWalkProxy(comm);  // the host is about to use the network links
   if (runDeviceWalk(comm, ops)) return;
   if (runDeviceDirect(comm, ops)) return;
   waitForStreamOrderedHostBuffers(ops);

@@ -59,16 +59,9 @@ std::vector<Algorithm> algorithmsFor(Collective c) {
   return out;
 }
 
-/// LOOM_TEST_SCOPE=reduced (make test-tsan): races do not depend on the world
-/// size, and TSan makes each of the thousands of threads costly.
-bool reducedScope() {
-  const char* scope = std::getenv("LOOM_TEST_SCOPE");
-  return scope != nullptr && std::string(scope) == "reduced";
-}
-
 TEST(PlanWalker, EveryCollectiveAndAlgorithmOnBothProtocols) {
   const std::vector<int> worlds =
-      reducedScope() ? std::vector<int>{3} : std::vector<int>{1, 2, 3, 5};
+      reducedTestScope() ? std::vector<int>{3} : std::vector<int>{1, 2, 3, 5};
   const Collective collectives[] = {
       Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce, Collective::AllGather,
       Collective::Broadcast, Collective::AllToAll,      Collective::Gather, Collective::Scatter};

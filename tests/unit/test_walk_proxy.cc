@@ -6,6 +6,7 @@
 // FIFOs and proxies per layout serves every call, as a communicator's would.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -29,7 +30,11 @@ FifoGeometry proxyGeometry() {
 }
 
 TEST(WalkProxy, EveryCollectiveAcrossHosts) {
-  const std::vector<std::vector<int>> layouts = {{0, 1}, {0, 1, 1}, {0, 0, 1, 1}, {0, 1, 2, 1}};
+  // Under LOOM_TEST_SCOPE=reduced, one layout: races do not depend on it.
+  const std::vector<std::vector<int>> layouts =
+      reducedTestScope()
+          ? std::vector<std::vector<int>>{{0, 1, 1}}
+          : std::vector<std::vector<int>>{{0, 1}, {0, 1, 1}, {0, 0, 1, 1}, {0, 1, 2, 1}};
   const Collective collectives[] = {
       Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce, Collective::AllGather,
       Collective::Broadcast, Collective::AllToAll,      Collective::Gather, Collective::Scatter};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -175,6 +176,11 @@ std::vector<std::vector<WalkStatus>> walkAll(const Case& c, World& w, Fifos& fif
     statuses.emplace_back(p.args().status, p.args().status + p.channels);
   }
   return statuses;
+}
+
+bool reducedTestScope() {
+  const char* scope = std::getenv("LOOM_TEST_SCOPE");
+  return scope != nullptr && std::string(scope) == "reduced";
 }
 
 void expectResults(const Case& c, const World& w) {

@@ -46,6 +46,10 @@ struct Options {
 std::vector<std::vector<WalkStatus>> walkAll(const testing_cases::Case& c, testing_cases::World& w,
                                              Fifos& fifos, const Options& o);
 
+/// LOOM_TEST_SCOPE=reduced (make test-tsan): races do not depend on world
+/// sizes or layouts, and TSan makes each of thousands of threads costly.
+bool reducedTestScope();
+
 /// Every receiving rank's buffer equals the reference.
 void expectResults(const testing_cases::Case& c, const testing_cases::World& w);
 /// No channel of any rank failed.
