@@ -46,30 +46,11 @@ Fifos::Fifos(const FifoGeometry& g, std::vector<int> hostOf)
       memory.emplace_back(layout.bytes() / 8 + 1, 0);
       boxes->push_back(reinterpret_cast<char*>(memory.back().data()));
     }
-    proxies.push_back(std::make_unique<WalkProxy>(layout, byPeer, outboxes[r], inboxes[r]));
+    proxies.push_back(std::make_unique<WalkProxyRunner>(
+        std::make_unique<WalkProxy>(layout, byPeer, outboxes[r], inboxes[r]),
+        std::chrono::seconds(20)));
   }
 }
-
-namespace {
-
-/// Drives one rank's proxy until its queued messages have moved, within 20 s.
-void runProxy(WalkProxy& proxy, std::string& error) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  try {
-    while (!proxy.idle()) {
-      if (proxy.progress()) continue;
-      if (std::chrono::steady_clock::now() > deadline) {
-        error = "proxy timed out: " + proxy.describeWait();
-        return;
-      }
-      std::this_thread::yield();
-    }
-  } catch (const Error& e) {
-    error = e.what();
-  }
-}
-
-}  // namespace
 
 namespace {
 
@@ -165,11 +146,15 @@ std::vector<std::vector<WalkStatus>> walkAll(const Case& c, World& w, Fifos& fif
       }
     }
   }
+  for (std::thread& t : threads) t.join();
   fifos.proxyErrors.assign(static_cast<size_t>(c.nranks), "");
   for (size_t r = 0; r < fifos.proxies.size(); ++r) {
-    threads.emplace_back([&fifos, r] { runProxy(*fifos.proxies[r], fifos.proxyErrors[r]); });
+    try {
+      fifos.proxies[r]->quiesce();
+    } catch (const Error& e) {
+      fifos.proxyErrors[r] = e.what();
+    }
   }
-  for (std::thread& t : threads) t.join();
   std::vector<std::vector<WalkStatus>> statuses;
   statuses.reserve(programs.size());
   for (const WalkProgram& p : programs) {

@@ -9,6 +9,7 @@
 
 #include "collectives/walker/walk_program.h"
 #include "collectives/walker/walk_proxy.h"
+#include "comm/walk_proxy_runner.h"
 #include "unit/collective_cases.h"
 #include "unit/tcp_mesh.h"
 
@@ -28,7 +29,8 @@ struct Fifos {
   std::vector<std::vector<uint8_t>> proxied;  // per rank, per peer
   std::vector<char*> outboxes, inboxes;
   std::vector<Links> links;
-  std::vector<std::unique_ptr<WalkProxy>> proxies;
+  // Each rank's proxy on its own thread, as a communicator runs it.
+  std::vector<std::unique_ptr<WalkProxyRunner>> proxies;
   std::vector<std::string> proxyErrors;  // of the last walk, per rank
 };
 
