@@ -249,6 +249,8 @@ class PlanWalker {
     const SendConnection* out = nullptr;
     uint64_t inMessage = 0;
     uint64_t outMessage = 0;
+    uint64_t inSlot = 0;  // (message - 1) % slotCount: the slot each message uses
+    uint64_t outSlot = 0;
   };
 
   LOOM_HD Traffic trafficOf(const WalkStep& s, const Ends& e) {
@@ -256,10 +258,12 @@ class PlanWalker {
     if (e.receives) {
       t.in = &channel_.recvs[s.recvConnection];
       t.inMessage = receivedCounters()[s.recvConnection] + 1;
+      t.inSlot = (t.inMessage - 1) % args_.slotCount;
     }
     if (e.sends) {
       t.out = &channel_.sends[s.sendConnection];
       t.outMessage = sentCounters()[s.sendConnection] + 1;
+      t.outSlot = (t.outMessage - 1) % args_.slotCount;
     }
     return t;
   }
@@ -278,24 +282,17 @@ class PlanWalker {
 
   LOOM_HD bool bulkSlice(const WalkStep& s, const Ends& e, uint64_t n) {
     const Traffic t = trafficOf(s, e);
-    const RecvConnection* in = t.in;
-    const SendConnection* out = t.out;
-    const uint64_t inMessage = t.inMessage;
-    const uint64_t outMessage = t.outMessage;
-    const uint32_t slots = args_.slotCount;
     bool ok = true;
     if (team_.index() == 0) {
-      if (in) ok = waitFor(in->ready + (inMessage - 1) % slots, Exactly{inMessage}, in->peer, 1);
-      if (ok && out) ok = waitFor(out->consumed, roomFor(outMessage), out->peer, 2);
+      if (t.in) ok = waitFor(t.in->ready + t.inSlot, Exactly{t.inMessage}, t.in->peer, 1);
+      if (ok && t.out) ok = waitFor(t.out->consumed, roomFor(t.outMessage), t.out->peer, 2);
     }
     if (team_.syncOr(!ok)) return false;
 
     const S* data =
-        in ? reinterpret_cast<const S*>(in->slots + ((inMessage - 1) % slots) * args_.bulkSlotBytes)
-           : nullptr;
+        t.in ? reinterpret_cast<const S*>(t.in->slots + t.inSlot * args_.bulkSlotBytes) : nullptr;
     S* slot =
-        out ? reinterpret_cast<S*>(out->slots + ((outMessage - 1) % slots) * args_.bulkSlotBytes)
-            : nullptr;
+        t.out ? reinterpret_cast<S*>(t.out->slots + t.outSlot * args_.bulkSlotBytes) : nullptr;
     const bool finalize = s.finalize != 0;
     if (e.reduces) {
       // Into the local result first when there is one, then forward it.
@@ -305,7 +302,7 @@ class PlanWalker {
         team_.sync();  // the forward copy reads other threads' results
         copyElements(slot, e.dst, n);
       }
-    } else if (in) {
+    } else if (t.in) {
       if (e.dst) copyElements(e.dst, data, n);
       if (slot) copyElements(slot, data, n);
     } else {
@@ -313,7 +310,7 @@ class PlanWalker {
     }
     team_.sync();
     if (team_.index() == 0) {
-      if (out) team_.storeRelease(out->ready + (outMessage - 1) % slots, outMessage);
+      if (t.out) team_.storeRelease(t.out->ready + t.outSlot, t.outMessage);
       finishTraffic(s, t);
     }
     return true;
@@ -328,36 +325,29 @@ class PlanWalker {
 
   LOOM_HD bool lowLatencySlice(const WalkStep& s, const Ends& e, uint64_t n) {
     const Traffic t = trafficOf(s, e);
-    const RecvConnection* in = t.in;
-    const SendConnection* out = t.out;
-    const uint64_t inMessage = t.inMessage;
-    const uint64_t outMessage = t.outMessage;
-    const uint32_t slots = args_.slotCount;
     bool ok = true;
-    if (out && team_.index() == 0) {
-      ok = waitFor(out->consumed, roomFor(outMessage), out->peer, 2);
+    if (t.out && team_.index() == 0) {
+      ok = waitFor(t.out->consumed, roomFor(t.outMessage), t.out->peer, 2);
     }
     if (team_.syncOr(!ok)) return false;
 
-    const uint64_t* inLines =
-        in ? in->lines + ((inMessage - 1) % slots) * args_.llSlotLines : nullptr;
-    uint64_t* outLines =
-        out ? out->lines + ((outMessage - 1) % slots) * args_.llSlotLines : nullptr;
-    const uint32_t inFlag = llFlag(inMessage);
-    const uint32_t outFlag = llFlag(outMessage);
+    const uint64_t* inLines = t.in ? t.in->lines + t.inSlot * args_.llSlotLines : nullptr;
+    uint64_t* outLines = t.out ? t.out->lines + t.outSlot * args_.llSlotLines : nullptr;
+    const uint32_t inFlag = llFlag(t.inMessage);
+    const uint32_t outFlag = llFlag(t.outMessage);
     const uint64_t units = (n + kElementsPerUnit - 1) / kElementsPerUnit;
     for (uint64_t u = team_.index(); ok && u < units; u += team_.size()) {
       const uint64_t base = u * kElementsPerUnit;
       const uint32_t valid =
           n - base < kElementsPerUnit ? static_cast<uint32_t>(n - base) : kElementsPerUnit;
       Unit local{0};
-      if (e.reduces || !in) {  // a plain receive's src names nothing to read
+      if (e.reduces || !t.in) {  // a plain receive's src names nothing to read
         for (uint32_t k = 0; k < valid; ++k) local.v[k] = e.src[base + k];
       }
       Unit result = local;
-      if (in) {
+      if (t.in) {
         Unit got{0};
-        ok = readUnit(inLines + 2 * u, inFlag, in->peer, got.raw);
+        ok = readUnit(inLines + 2 * u, inFlag, t.in->peer, got.raw);
         if (!ok) break;
         if (e.reduces) {
           reduceUnit(result, local, got, valid, s.finalize != 0);

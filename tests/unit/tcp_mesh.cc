@@ -19,6 +19,7 @@ std::vector<Links> connectAll(int nranks, const TcpConfig& config, std::vector<u
   std::vector<Links> links(nranks);
   std::vector<std::string> failures(nranks);
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) {
     threads.emplace_back([&, r] {
       std::vector<int> peers;

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -54,10 +53,9 @@ TEST(WalkProxy, EveryCollectiveAcrossHosts) {
                          count,         count % 2 ? DataType::Float32 : DataType::Int32,
                          ReduceOp::Sum, static_cast<int>(count % static_cast<size_t>(n)),
                          inPlace};
-            SCOPED_TRACE(
-                describe(c) + " " + toString(algorithm) + " on hosts " +
-                std::accumulate(hosts.begin(), hosts.end(), std::string(),
-                                [](std::string s, int h) { return s + std::to_string(h); }));
+            std::string layout;
+            for (int h : hosts) layout += std::to_string(h);
+            SCOPED_TRACE(describe(c) + " " + toString(algorithm) + " on hosts " + layout);
             World w = makeWorld(c);
             Options o;
             o.algorithm = algorithm;
