@@ -60,21 +60,18 @@ stamp "test: start"
 grep -q "Skipped" "$LOGS/ctest-gpu.log" && fail "GPU tests were skipped on a GPU machine"
 grep -E "tests passed|Total Test time" "$LOGS/ctest-gpu.log" >> "$LOGS/summary.txt"
 
-# gpu.collectives_direct passed; make sure it was the direct path that ran
-# (it falls back to staging when the kernel plugin or a condition is missing).
-LOOM_CUDA_PATH=direct LOOM_DEBUG=INFO timeout 120 "$BUILD/tests/gpu/loom_gpu_collective_tests" \
-  --gtest_filter='DeviceCollectivesLarge.*' > "$LOGS/direct-path.log" 2>&1 ||
-  fail "direct device path (see direct-path.log)"
-grep -q "direct device path" "$LOGS/direct-path.log" ||
-  fail "LOOM_CUDA_PATH=direct fell back to staging (see direct-path.log)"
-stamp "direct device path: ran"
-# The same for the plan-walking kernel (gpu.collectives_kernel).
-LOOM_CUDA_PATH=kernel LOOM_DEBUG=INFO timeout 120 "$BUILD/tests/gpu/loom_gpu_collective_tests" \
-  --gtest_filter='DeviceCollectivesLarge.*' > "$LOGS/kernel-path.log" 2>&1 ||
-  fail "plan-walking kernel path (see kernel-path.log)"
-grep -q "plan-walking kernel" "$LOGS/kernel-path.log" ||
-  fail "LOOM_CUDA_PATH=kernel fell back to staging (see kernel-path.log)"
-stamp "plan-walking kernel path: ran"
+# gpu.collectives_direct and gpu.collectives_kernel passed; make sure it was
+# their path that ran (each falls back to staging when the kernel plugin or a
+# condition is missing): its INFO line must be in the log.
+path_ran() {  # path, what its INFO line says
+  LOOM_CUDA_PATH=$1 LOOM_DEBUG=INFO timeout 120 "$BUILD/tests/gpu/loom_gpu_collective_tests" \
+    --gtest_filter='DeviceCollectivesLarge.*' > "$LOGS/$1-path.log" 2>&1 ||
+    fail "LOOM_CUDA_PATH=$1 (see $1-path.log)"
+  grep -q "$2" "$LOGS/$1-path.log" || fail "LOOM_CUDA_PATH=$1 fell back to staging (see $1-path.log)"
+  stamp "LOOM_CUDA_PATH=$1: ran"
+}
+path_ran direct "direct device path"
+path_ran kernel "plan-walking kernel"
 fi
 
 if want perf; then
