@@ -108,6 +108,8 @@ struct loomComm {
   std::unique_ptr<loom::DeviceDirectEvents> deviceEvents;
   /// FIFOs and program memory of the plan-walking kernel (comm/device_walk.h).
   std::unique_ptr<loom::DeviceWalkState> deviceWalk;
+  /// Whether every rank can run the plan-walking kernel: -1 not asked yet.
+  int deviceWalkCapable = -1;
 
   loomComm() = default;
   loomComm(const loomComm&) = delete;

@@ -160,7 +160,7 @@ DeviceDirectEvents::~DeviceDirectEvents() {
 }
 
 bool runDeviceDirect(Comm& comm, std::span<const Operation> ops) {
-  if (ops.empty() || !possible(comm)) return false;
+  if (ops.empty() || hasPointToPoint(ops) || !possible(comm)) return false;
   const std::vector<Offer> offers = allGatherValue(comm, offerFor(ops));
   const Offer& mine = offers[static_cast<size_t>(comm.rank)];
   for (const Offer& o : offers) {

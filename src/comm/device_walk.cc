@@ -32,12 +32,22 @@ struct ArenaRecord {
   device::CudaIpcMemHandle handle{};
 };
 
-bool walkable(Collective c) { return c != Collective::Send && c != Collective::Recv; }
-
-bool possible(const Comm& comm) {
-  if (comm.config.cudaPath != CudaPath::Kernel || !device::deviceRuntime().available) return false;
+bool canWalkHere() {
+  if (!device::deviceRuntime().available) return false;
   const LoomCudaKernels* k = device::cudaKernels().table;
   return k != nullptr && k->walk != nullptr;
+}
+
+/// Whether every rank has a runtime, a device and the kernels: asked of all
+/// ranks together at the first collective (hosts may differ), then kept.
+bool possible(Comm& comm) {
+  if (comm.deviceWalkCapable < 0) {
+    const int32_t mine = canWalkHere() ? 1 : 0;
+    const std::vector<int32_t> all = allGatherValue(comm, mine);
+    comm.deviceWalkCapable =
+        std::all_of(all.begin(), all.end(), [](int32_t v) { return v != 0; }) ? 1 : 0;
+  }
+  return comm.deviceWalkCapable == 1;
 }
 
 Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
@@ -47,7 +57,7 @@ Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
   // talks to every rank).
   if (comm.nranks > static_cast<int>(walk::kMaxConnections)) return offer;
   const Operation& op = ops.front();
-  if (!op.onDevice || op.codec.kind != CodecKind::None || !walkable(op.collective)) return offer;
+  if (!op.onDevice || op.codec.kind != CodecKind::None || !canWalkHere()) return offer;
   const void* any = op.recv != nullptr ? op.recv : op.send;
   device::CudaPointerAttributes attributes{};
   const device::DeviceRuntime& rt = device::deviceRuntime();
@@ -370,7 +380,13 @@ DeviceWalkState::~DeviceWalkState() {
 }
 
 bool runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
-  if (ops.empty() || !possible(comm)) return false;
+  // LOOM_CUDA_PATH is part of the configuration every rank agreed on, so all
+  // ranks of a collective reach the agreements below together; send/recv
+  // groups involve only some ranks and are staged.
+  if (ops.empty() || comm.config.cudaPath != CudaPath::Kernel || hasPointToPoint(ops) ||
+      !possible(comm)) {
+    return false;
+  }
   const std::vector<Offer> offers = allGatherValue(comm, offerFor(comm, ops));
   if (!agreed(comm, offers)) return false;
   std::vector<int> devices;

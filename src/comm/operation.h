@@ -56,6 +56,11 @@ AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective collective, size_t 
 
 bool isReduction(Collective c);
 
+/// Whether `ops` hold a send or receive. Such a group is called by the ranks
+/// that exchange, not by every rank, so nothing decided for it may need the
+/// whole communicator (the device paths' agreements stage it instead).
+bool hasPointToPoint(std::span<const Operation> ops);
+
 /// Whether send/recv are the C API's in-place layout for this collective
 /// (all-reduce etc.: same pointer; all-gather/gather: send = recv + rank*count;
 /// reduce-scatter/scatter: recv = send + rank*count; never for all-to-all).

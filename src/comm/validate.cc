@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdint>
 
 #include "comm/operation.h"
@@ -23,6 +24,12 @@ bool overlaps(const void* a, size_t aBytes, const void* b, size_t bBytes) {
 }
 
 }  // namespace
+
+bool hasPointToPoint(std::span<const Operation> ops) {
+  return std::any_of(ops.begin(), ops.end(), [](const Operation& op) {
+    return op.collective == Collective::Send || op.collective == Collective::Recv;
+  });
+}
 
 bool isInPlace(const Comm& comm, const Operation& op) {
   const auto* s = static_cast<const char*>(op.send);

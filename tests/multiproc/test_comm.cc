@@ -233,6 +233,42 @@ TEST_P(CommTest, GroupedAllPairsExchange) {
   EXPECT_EQ(failures(results), "");
 }
 
+// The device paths agree with every rank before a collective; a send/recv
+// involves only the ranks that exchange, so it must never start such an
+// agreement: ranks 2 and 3 make no call at all and would never join it (an
+// agreement begun by the pair fails once they have left). Host buffers here:
+// the paths leave them to the host executor.
+TEST_P(CommTest, DevicePathSettingsNeverMakeSendRecvWaitForBystanders) {
+  for (const char* path : {"direct", "kernel"}) {
+    SCOPED_TRACE(path);
+    RunOptions o = options(4);
+    o.env = {{"LOOM_CUDA_PATH", path}, {"LOOM_TIMEOUT", "10"}};
+    const auto results = runRanks(o, [&](int rank, int n, loomComm_t comm) {
+      RankOutcome out;
+      auto exchange = [&](int a, int b, float base) {
+        if (rank != a && rank != b) return;
+        const int peer = rank == a ? b : a;
+        std::vector<float> mine(257, base + static_cast<float>(rank));
+        std::vector<float> theirs(257, -1.0F);
+        loomGroupStart();
+        loomSend(mine.data(), mine.size(), loomFloat32, peer, comm, nullptr);
+        loomRecv(theirs.data(), theirs.size(), loomFloat32, peer, comm, nullptr);
+        const loomResult_t rc = loomGroupEnd();
+        if (rc != loomSuccess) {
+          out.error += err("pair exchange", rc, comm);
+        } else if (theirs != std::vector<float>(257, base + static_cast<float>(peer))) {
+          out.error += "wrong data from rank " + std::to_string(peer) + "\n";
+        }
+      };
+      exchange(0, 1, 100.0F);
+      exchange(0, 1, 200.0F);
+      (void)n;
+      return out;
+    });
+    EXPECT_EQ(failures(results), "");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Launches, CommTest, testing::ValuesIn(kLaunches), launchParamName);
 
 TEST(Comm, VersionMatchesHeader) {
