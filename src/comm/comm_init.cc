@@ -154,7 +154,8 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   if (comm->config.channels > 1 && comm->rank == 0) {
     LOOM_WARN(
         "LOOM_NCHANNELS={}: the host executor runs one channel; the tuner models more "
-        "(loom-topo --simulate) but this communicator uses 1",
+        "(loom-topo --simulate) but host buffers use 1 (the plan-walking kernel, "
+        "LOOM_CUDA_PATH=kernel, runs them all)",
         comm->config.channels);
   }
   comm->bootstrap->barrier(deadline);

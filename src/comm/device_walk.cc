@@ -146,7 +146,10 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
     }
     return state;
   }
-  state->geometry.channels = 2;
+  // Two thread blocks per rank unless LOOM_NCHANNELS asks for more (the
+  // setting is part of the configuration all ranks agreed on).
+  state->geometry.channels =
+      comm.config.channels > 1 ? static_cast<uint32_t>(comm.config.channels) : 2;
   if (anyProxied) {
     // A link carries one FIFO, and the proxy moves whole bulk slots.
     state->geometry.channels = 1;
