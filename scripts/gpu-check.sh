@@ -93,16 +93,19 @@ for n in 2 4 8; do
     fi
   done
 done
-for path in direct kernel; do
+# path:channels (LOOM_NCHANNELS; 1 means the path's default).
+for run in direct:1 kernel:1 kernel:8; do
+  path=${run%%:*}
+  channels=${run##*:}
   for n in 2 8; do
-    log="$LOGS/perf-allreduce-$n-$path.txt"
-    if ! LOOM_CUDA_PATH=$path timeout 120 "$BUILD/perf/loom_perf" allreduce --device -t "$n" \
-        -b 8 -e 256M -f 8 -n 5 -w 1 -c 1 > "$log" 2>&1 ||
+    log="$LOGS/perf-allreduce-$n-$path-c$channels.txt"
+    if ! LOOM_CUDA_PATH=$path LOOM_NCHANNELS=$channels timeout 120 "$BUILD/perf/loom_perf" \
+        allreduce --device -t "$n" -b 8 -e 256M -f 8 -n 5 -w 1 -c 1 > "$log" 2>&1 ||
         ! grep -q "Out of bounds values : 0 OK" "$log"; then
-      echo "perf allreduce $n ranks $path: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
+      echo "perf allreduce $n ranks $run: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
       perf_status=1
     else
-      echo "perf allreduce $n ranks $path: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
+      echo "perf allreduce $n ranks $run: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
     fi
   done
 done
