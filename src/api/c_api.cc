@@ -294,6 +294,7 @@ loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError) {
   return guarded("loomCommGetAsyncError", [&] {
     requireOut(asyncError, "asyncError");
     loom::Comm& c = loom::checkedComm(comm);
+    loom::pollDeviceWalk(c);  // a kernel that failed since the last call
     *asyncError = c.aborted.load() ? loomAborted : static_cast<loomResult_t>(c.asyncError.load());
   });
 }

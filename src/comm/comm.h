@@ -108,6 +108,9 @@ struct loomComm {
   std::unique_ptr<loom::DeviceDirectEvents> deviceEvents;
   /// FIFOs and program memory of the plan-walking kernel (comm/device_walk.h).
   std::unique_ptr<loom::DeviceWalkState> deviceWalk;
+  /// Guards replacing deviceWalk against loomCommGetAsyncError, which reads
+  /// its statuses from another thread (a framework's watchdog).
+  std::mutex deviceWalkMutex;
   /// Whether every rank can run the plan-walking kernel: -1 not asked yet.
   int deviceWalkCapable = -1;
 

@@ -12,6 +12,7 @@
 #include "device/cuda_kernels.h"
 #include "device/cuda_runtime.h"
 #include "device/device_scope.h"
+#include "loom/loom.h"
 
 namespace loom {
 namespace {
@@ -246,22 +247,27 @@ void ensureCapacity(DeviceWalkState& state, void** buffer, size_t* capacity, siz
   *capacity = grown;
 }
 
-/// What the last walk's statuses say once it has finished (empty while it
-/// runs, or when it succeeded); each walk is read once.
+/// The first failure of any finished walk (empty while none failed); reads
+/// the last walk's statuses once it has finished.
 std::string finishedWalkFailure(DeviceWalkState& state) {
-  if (!state.pending || device::deviceRuntime().eventQuery(state.done) != 0) return {};
-  state.pending = false;
-  return describeWalkFailure(
-      std::span<const walk::WalkStatus>(state.statusMirror, state.geometry.channels));
+  const std::lock_guard<std::mutex> lock(state.statusMutex);
+  if (state.pending && device::deviceRuntime().eventQuery(state.done) == 0) {
+    state.pending = false;
+    const std::string failure = describeWalkFailure(
+        std::span<const walk::WalkStatus>(state.statusMirror, state.geometry.channels));
+    if (state.failure.empty() && !failure.empty()) {
+      state.failure = fmt::format("device collective {} failed: {}", state.walks, failure);
+    }
+  }
+  return state.failure;
 }
 
-/// Throws when the last walk failed.
+/// Throws when a walk failed: the FIFOs' message numbers no longer agree.
 void checkFinishedWalk(Comm& comm, DeviceWalkState& state) {
   const std::string failure = finishedWalkFailure(state);
   if (failure.empty()) return;
-  comm.asyncError.store(6);  // loomRemoteError
-  raise(ErrorCode::RemoteError, "rank {}: device collective {} failed: {}", comm.rank, state.walks,
-        failure);
+  comm.asyncError.store(loomRemoteError);
+  raise(ErrorCode::RemoteError, "rank {}: {}", comm.rank, failure);
 }
 
 void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
@@ -322,6 +328,9 @@ void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
   const LoomCudaKernels& k = *device::cudaKernels().table;
   rt.check(k.walk(onDevice, static_cast<int>(op.type), program.channels, op.stream),
            "launch of the plan-walking kernel");
+  // The mirror and `done` change together, so a poller never reads a mirror
+  // that this walk's copy may be writing.
+  const std::lock_guard<std::mutex> lock(state.statusMutex);
   rt.check(rt.memcpyAsync(state.statusMirror, onDevice + program.statusOffset,
                           sizeof(walk::WalkStatus) * program.channels, CopyKind::DeviceToHost,
                           op.stream),
@@ -363,7 +372,7 @@ DeviceWalkState::~DeviceWalkState() {
   if (done != nullptr) {
     rt.eventSynchronize(done);  // the kernel reads the arena and program until then
     const std::string failure = finishedWalkFailure(*this);
-    if (!failure.empty()) LOOM_WARN("the last device collective failed: {}", failure);
+    if (!failure.empty()) LOOM_WARN("{}", failure);
     rt.eventDestroy(done);
   }
   for (void* event : uploaded) {
@@ -396,16 +405,32 @@ bool runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
   devices.reserve(offers.size());
   for (const Offer& o : offers) devices.push_back(o.device);
   const device::DeviceScope scope(devices[static_cast<size_t>(comm.rank)]);
-  // Every rank sees the same offers, so all rebuild (or keep) their state together.
-  if (comm.deviceWalk != nullptr && comm.deviceWalk->devices != devices) comm.deviceWalk.reset();
+  // Every rank sees the same offers, so all rebuild (or keep) their state
+  // together. The swap is guarded for pollDeviceWalk; building and freeing,
+  // which may wait, are not.
+  if (comm.deviceWalk != nullptr && comm.deviceWalk->devices != devices) {
+    std::unique_ptr<DeviceWalkState> old;
+    {
+      const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
+      old = std::move(comm.deviceWalk);
+    }
+  }
   if (comm.deviceWalk == nullptr) {
-    comm.deviceWalk = createState(comm, devices, ops.front().stream);
+    std::unique_ptr<DeviceWalkState> fresh = createState(comm, devices, ops.front().stream);
+    const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
+    comm.deviceWalk = std::move(fresh);
   }
   if (!comm.deviceWalk->reachable) return false;
   checkFinishedWalk(comm, *comm.deviceWalk);
   walkOne(comm, *comm.deviceWalk, ops.front());
   comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+void pollDeviceWalk(Comm& comm) {
+  const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
+  if (comm.deviceWalk == nullptr) return;
+  if (!finishedWalkFailure(*comm.deviceWalk).empty()) comm.asyncError.store(loomRemoteError);
 }
 
 void quiesceDeviceWalkProxy(Comm& comm) {

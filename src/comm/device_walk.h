@@ -8,7 +8,9 @@
 // LOOM_CUDA_PATH=kernel until it has run on a GPU (docs/cuda.md).
 #pragma once
 
+#include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "collectives/walker/walk_program.h"
@@ -50,7 +52,11 @@ struct DeviceWalkState {
   std::unique_ptr<WalkProxyRunner> proxy;
   void* done = nullptr;  ///< event recorded after the last walk
   bool pending = false;  ///< a walk whose statuses were not read yet
-  uint64_t walks = 0;    ///< walks enqueued, for messages
+  std::string failure;   ///< what the first failed walk said; the FIFOs are unusable after it
+  /// Guards pending, failure and the status mirror against
+  /// loomCommGetAsyncError's thread.
+  std::mutex statusMutex;
+  uint64_t walks = 0;  ///< walks enqueued, for messages
 
   DeviceWalkState() = default;
   DeviceWalkState(const DeviceWalkState&) = delete;
@@ -73,6 +79,10 @@ bool runDeviceWalk(Comm& comm, std::span<const Operation> ops);
 /// host may use the network links again (every call starts with this).
 /// Throws RemoteError when the proxy failed or timed out.
 void quiesceDeviceWalkProxy(Comm& comm);
+
+/// Reads the last walk's statuses if it has finished, and records a failure
+/// in comm.asyncError (loomCommGetAsyncError; safe beside a running call).
+void pollDeviceWalk(Comm& comm);
 
 /// Makes every kernel of `comm` still waiting give up (loomCommAbort).
 void abortDeviceWalks(Comm& comm);
