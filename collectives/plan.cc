@@ -79,11 +79,6 @@ std::string toString(BufferRef ref) {
   return fmt::format("{}[{}]", name, ref.offset);
 }
 
-bool receives(StepKind k) { return k != StepKind::Send && k != StepKind::Copy; }
-bool sends(StepKind k) {
-  return k == StepKind::Send || k == StepKind::RecvReduceSend ||
-         k == StepKind::RecvReduceCopySend || k == StepKind::RecvCopySend;
-}
 // Which operands a kind uses, so the printed form shows only meaningful fields.
 bool readsSrc(StepKind k) { return k != StepKind::Recv && k != StepKind::RecvCopySend; }
 bool writesDst(StepKind k) { return k != StepKind::Send && k != StepKind::RecvReduceSend; }
@@ -92,8 +87,8 @@ bool writesDst(StepKind k) { return k != StepKind::Send && k != StepKind::RecvRe
 
 std::string toString(const Step& s) {
   std::string out = toString(s.kind) + "(";
-  if (receives(s.kind)) out += fmt::format("from {}, ", s.recvPeer);
-  if (sends(s.kind)) out += fmt::format("to {}, ", s.sendPeer);
+  if (stepReceives(s.kind)) out += fmt::format("from {}, ", s.recvPeer);
+  if (stepSends(s.kind)) out += fmt::format("to {}, ", s.sendPeer);
   if (readsSrc(s.kind)) out += fmt::format("src {}, ", toString(s.src));
   if (writesDst(s.kind)) out += fmt::format("dst {}, ", toString(s.dst));
   out += fmt::format("count {}", s.count);
@@ -157,6 +152,13 @@ size_t outputElements(Collective c, size_t count, int nranks, int rank, int root
       return 0;
   }
   return 0;
+}
+
+bool stepReceives(StepKind k) { return k != StepKind::Send && k != StepKind::Copy; }
+
+bool stepSends(StepKind k) {
+  return k == StepKind::Send || k == StepKind::RecvReduceSend ||
+         k == StepKind::RecvReduceCopySend || k == StepKind::RecvCopySend;
 }
 
 }  // namespace loom

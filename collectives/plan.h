@@ -94,6 +94,10 @@ struct PlanRequest {
   bool inPlace = false;  // input and output are the same memory
 };
 
+/// Whether a step of kind `k` takes a message from recvPeer / gives one to sendPeer.
+bool stepReceives(StepKind k);
+bool stepSends(StepKind k);
+
 std::string toString(Collective c);
 std::string toString(Algorithm a);
 std::string toString(StepKind k);

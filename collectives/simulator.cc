@@ -18,12 +18,6 @@
 namespace loom {
 namespace {
 
-bool receives(StepKind k) { return k != StepKind::Send && k != StepKind::Copy; }
-bool sends(StepKind k) {
-  return k == StepKind::Send || k == StepKind::RecvReduceSend ||
-         k == StepKind::RecvReduceCopySend || k == StepKind::RecvCopySend;
-}
-
 double combine(ReduceOp op, double a, double b) {
   // NaN marks never-written output; make sure it survives max/min.
   if (std::isnan(a) || std::isnan(b)) return std::nan("");
@@ -203,7 +197,7 @@ class Simulation {
     const size_t count = c.sliceCount(s);
     std::deque<Message>* in = nullptr;
     std::deque<Message>* out = nullptr;
-    if (receives(s.kind)) {
+    if (stepReceives(s.kind)) {
       checkPeer(c, s.recvPeer);
       in = &link(c, s.recvPeer, c.rank);
       if (in->empty() || in->front().visibleRound > round_) return false;
@@ -214,7 +208,7 @@ class Simulation {
               s.recvPeer, toString(*m.step), m.data.size());
       }
     }
-    if (sends(s.kind)) {
+    if (stepSends(s.kind)) {
       checkPeer(c, s.sendPeer);
       out = &link(c, c.rank, s.sendPeer);
       if (out->size() >= options_.fifoDepth) return false;
@@ -271,10 +265,11 @@ class Simulation {
       const Step& s = *c.steps[c.stepIndex];
       if (!text.empty()) text += "; ";
       text += where(c);
-      const std::deque<Message>* in = receives(s.kind) ? findLink(c, s.recvPeer, c.rank) : nullptr;
-      if (receives(s.kind) && (in == nullptr || in->empty())) {
+      const std::deque<Message>* in =
+          stepReceives(s.kind) ? findLink(c, s.recvPeer, c.rank) : nullptr;
+      if (stepReceives(s.kind) && (in == nullptr || in->empty())) {
         text += fmt::format(" waits for data from rank {}", s.recvPeer);
-      } else if (sends(s.kind)) {
+      } else if (stepSends(s.kind)) {
         text += fmt::format(" waits for room on link {}->{}", c.rank, s.sendPeer);
       }
     }

@@ -16,12 +16,6 @@
 namespace loom {
 namespace {
 
-bool receives(StepKind k) { return k != StepKind::Send && k != StepKind::Copy; }
-bool sends(StepKind k) {
-  return k == StepKind::Send || k == StepKind::RecvReduceSend ||
-         k == StepKind::RecvReduceCopySend || k == StepKind::RecvCopySend;
-}
-
 struct Fifo {
   std::deque<double> arrivals;  // messages sent, not yet received
   int waitingReceiver = -1;     // cursor parked until a message is sent
@@ -126,7 +120,7 @@ class Engine {
     const Step& s = *c.steps[c.stepIndex];
     const double now = c.clock;
     Fifo* in = nullptr;
-    if (receives(s.kind)) {
+    if (stepReceives(s.kind)) {
       checkPeer(c, s.recvPeer);
       in = &fifo(c, s.recvPeer, c.rank);
       if (in->arrivals.empty()) {
@@ -139,7 +133,7 @@ class Engine {
         return;
       }
     }
-    if (sends(s.kind)) {
+    if (stepSends(s.kind)) {
       checkPeer(c, s.sendPeer);
       Fifo& out = fifo(c, c.rank, s.sendPeer);
       if (out.arrivals.size() >= options_.fifoDepth) {
@@ -158,7 +152,7 @@ class Engine {
       in->arrivals.pop_front();
       wake(in->waitingSender, now);
     }
-    if (sends(s.kind)) send(c, s, now);
+    if (stepSends(s.kind)) send(c, s, now);
     c.advance();
     schedule(id);
   }

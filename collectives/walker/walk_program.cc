@@ -30,12 +30,6 @@ struct Peers {
   }
 };
 
-bool stepSends(StepKind k) {
-  return k == StepKind::Send || k == StepKind::RecvReduceSend ||
-         k == StepKind::RecvReduceCopySend || k == StepKind::RecvCopySend;
-}
-bool stepReceives(StepKind k) { return k != StepKind::Send && k != StepKind::Copy; }
-
 /// Appends `bytes` (rounded up to words) and returns their byte offset.
 size_t reserve(std::vector<uint64_t>& words, size_t bytes) {
   const size_t offset = words.size() * 8;

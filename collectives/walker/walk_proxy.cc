@@ -20,12 +20,6 @@ void storeRelease(char* at, uint64_t value) {
       .store(value, std::memory_order_release);
 }
 
-bool sends(StepKind k) {
-  return k == StepKind::Send || k == StepKind::RecvReduceSend ||
-         k == StepKind::RecvReduceCopySend || k == StepKind::RecvCopySend;
-}
-bool receives(StepKind k) { return k != StepKind::Send && k != StepKind::Copy; }
-
 }  // namespace
 
 ProxyMessages proxyMessages(const RankPlan& plan, const WalkCall& call,
@@ -50,10 +44,10 @@ ProxyMessages proxyMessages(const RankPlan& plan, const WalkCall& call,
     for (const Step& s : steps) {
       if (first >= s.count) continue;
       const auto bytes = static_cast<uint32_t>(std::min<uint64_t>(slice, s.count - first) * es);
-      if (sends(s.kind) && proxied[static_cast<size_t>(s.sendPeer)] != 0) {
+      if (stepSends(s.kind) && proxied[static_cast<size_t>(s.sendPeer)] != 0) {
         out.toPeer[static_cast<size_t>(s.sendPeer)].push_back(bytes);
       }
-      if (receives(s.kind) && proxied[static_cast<size_t>(s.recvPeer)] != 0) {
+      if (stepReceives(s.kind) && proxied[static_cast<size_t>(s.recvPeer)] != 0) {
         out.fromPeer[static_cast<size_t>(s.recvPeer)].push_back(bytes);
       }
     }

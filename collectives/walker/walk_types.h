@@ -28,8 +28,6 @@ enum class Protocol : uint8_t { Bulk = 0, LowLatency = 1 };
 
 /// Payload bytes a unit of two low-latency lines carries.
 inline constexpr uint32_t kLlUnitBytes = 8;
-/// Bytes of line a low-latency payload byte costs.
-inline constexpr uint32_t kLlLineBytesPerPayloadByte = 2;
 /// Connections a channel may use per direction (the walker keeps their
 /// message counters in fast team memory: 2 x 64 x 8 bytes of shared memory).
 inline constexpr uint32_t kMaxConnections = 64;

@@ -308,16 +308,22 @@ void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
     routes.outbox = state.outbox;
     routes.inbox = state.inbox;
   }
-  const size_t bytes = walk::buildWalkProgram(*plan, call, state.geometry, routes, 0).bytes();
-  ensureProgramCapacity(state, bytes);
+  // Built once for the slot it will sit in; built again only when the slots
+  // had to grow (and so moved).
   const size_t slot = state.walks % DeviceWalkState::kProgramSlots;
-  char* onDevice = state.programs + slot * state.programCapacity;
+  auto slotAddress = [&] { return state.programs + slot * state.programCapacity; };
+  walk::WalkProgram program = walk::buildWalkProgram(*plan, call, state.geometry, routes,
+                                                     reinterpret_cast<uintptr_t>(slotAddress()));
+  if (program.bytes() > state.programCapacity) {
+    ensureProgramCapacity(state, program.bytes());
+    program = walk::buildWalkProgram(*plan, call, state.geometry, routes,
+                                     reinterpret_cast<uintptr_t>(slotAddress()));
+  }
+  char* onDevice = slotAddress();
   char* staging = state.programStaging + slot * state.programCapacity;
   if (state.walks >= DeviceWalkState::kProgramSlots) {
     rt.check(rt.eventSynchronize(state.uploaded[slot]), "cudaEventSynchronize");
   }
-  const walk::WalkProgram program = walk::buildWalkProgram(*plan, call, state.geometry, routes,
-                                                           reinterpret_cast<uintptr_t>(onDevice));
   if (state.proxy != nullptr) {
     state.proxy->add(walk::proxyMessages(*plan, call, state.geometry, state.proxied));
   }

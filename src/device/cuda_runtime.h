@@ -46,10 +46,6 @@ struct CudaIpcMemHandle {
 };
 /// cudaIpcMemLazyEnablePeerAccess.
 inline constexpr unsigned kIpcLazyEnablePeerAccess = 0x01;
-/// cudaEventInterprocess: an event another process may open (with DisableTiming).
-inline constexpr unsigned kEventInterprocess = 0x04;
-/// cudaErrorNotReady, what cudaEventQuery says while work is pending.
-inline constexpr CudaStatus kNotReady = 600;
 /// cudaErrorPeerAccessAlreadyEnabled: another communicator got there first.
 inline constexpr CudaStatus kPeerAccessAlreadyEnabled = 704;
 

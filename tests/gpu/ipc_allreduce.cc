@@ -27,7 +27,9 @@ namespace {
     }                                                                        \
   } while (0)
 
-float valueOf(int rank, size_t i) { return static_cast<float>((static_cast<size_t>(rank) * 5 + i * 3) % 13 + 1); }
+float valueOf(int rank, size_t i) {
+  return static_cast<float>((static_cast<size_t>(rank) * 5 + i * 3) % 13 + 1);
+}
 
 /// All-reduce (sum), all-gather and broadcast of `count` floats.
 int check(loomComm_t comm, int rank, int nranks, size_t count, cudaStream_t stream) {

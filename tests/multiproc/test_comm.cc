@@ -243,7 +243,7 @@ TEST_P(CommTest, DevicePathSettingsNeverMakeSendRecvWaitForBystanders) {
     SCOPED_TRACE(path);
     RunOptions o = options(4);
     o.env = {{"LOOM_CUDA_PATH", path}, {"LOOM_TIMEOUT", "10"}};
-    const auto results = runRanks(o, [&](int rank, int n, loomComm_t comm) {
+    const auto results = runRanks(o, [&](int rank, int /*n*/, loomComm_t comm) {
       RankOutcome out;
       auto exchange = [&](int a, int b, float base) {
         if (rank != a && rank != b) return;
@@ -262,7 +262,6 @@ TEST_P(CommTest, DevicePathSettingsNeverMakeSendRecvWaitForBystanders) {
       };
       exchange(0, 1, 100.0F);
       exchange(0, 1, 200.0F);
-      (void)n;
       return out;
     });
     EXPECT_EQ(failures(results), "");
