@@ -22,6 +22,26 @@ void storeRelease(char* at, uint64_t value) {
 
 }  // namespace
 
+std::vector<std::vector<uint8_t>> proxiedPairs(std::span<const int> hostOf,
+                                               std::span<const uint64_t> reaches) {
+  const size_t n = hostOf.size();
+  if (n > 64 || reaches.size() != n) {
+    raise(ErrorCode::InvalidArgument,
+          "proxied pairs take a host and a 64-bit reach mask per rank, at most 64 ranks "
+          "(got {} hosts, {} masks)",
+          n, reaches.size());
+  }
+  auto canWrite = [&](size_t from, size_t to) { return ((reaches[from] >> to) & 1) != 0; };
+  std::vector<std::vector<uint8_t>> proxied(n, std::vector<uint8_t>(n, 0));
+  for (size_t r = 0; r < n; ++r) {
+    for (size_t p = 0; p < n; ++p) {
+      const bool direct = hostOf[r] == hostOf[p] && canWrite(r, p) && canWrite(p, r);
+      proxied[r][p] = (p != r && !direct) ? 1 : 0;
+    }
+  }
+  return proxied;
+}
+
 ProxyMessages proxyMessages(const RankPlan& plan, const WalkCall& call,
                             const FifoGeometry& geometry, std::span<const uint8_t> proxied) {
   if (geometry.channels != 1 || proxied.size() != static_cast<size_t>(call.nranks)) {

@@ -7,6 +7,12 @@
 // each arriving message in an inbox slot the walker has finished with. On a
 // GPU the boxes are pinned host memory, which the kernel reaches over PCIe.
 //
+// The same proxy is the fallback between ranks of one host whose kernels cannot
+// write into each other's device memory (no peer access between their GPUs,
+// or a CUDA IPC mapping refused, as in containers without a shared IPC
+// namespace): their messages are staged through the pinned boxes and the
+// ranks' shared-memory link instead.
+//
 // One channel per walk when proxies are used: a link carries one FIFO, so the
 // order of messages on it is the walker's order on that connection.
 #pragma once
@@ -21,6 +27,16 @@
 #include "transports/link.h"
 
 namespace loom::walk {
+
+/// Which pairs of ranks talk through their proxies: `proxied[r][p]` is 1 when
+/// rank r reaches rank p through its boxes. `hostOf[r]` numbers rank r's host;
+/// bit p of `reaches[r]` says that rank r can write into rank p's FIFO memory
+/// (same device, peer access, an IPC mapping). A pair talks directly only on
+/// one host and when both can write to each other, so both ends of every
+/// connection agree. Throws InvalidArgument for more than 64 ranks or
+/// mismatched sizes.
+std::vector<std::vector<uint8_t>> proxiedPairs(std::span<const int> hostOf,
+                                               std::span<const uint64_t> reaches);
 
 /// The byte counts of a walk's messages to and from each proxied peer, in
 /// walk order (indexed by rank; empty for ranks that are not proxied).

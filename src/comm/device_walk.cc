@@ -31,6 +31,7 @@ struct Offer {
 struct ArenaRecord {
   char* pointer = nullptr;
   device::CudaIpcMemHandle handle{};
+  int64_t shareable = 0;  // whether the handle was made (8 bytes: no padding to send)
 };
 
 bool canWalkHere() {
@@ -94,31 +95,81 @@ bool agreed(const Comm& comm, const std::vector<Offer>& offers) {
   return true;
 }
 
-/// Whether this rank's device can write into every other rank's device,
-/// enabling peer access to the devices of ranks in this process (ranks in
-/// other processes map their memory with peer access enabled lazily).
-bool reachesEveryPeer(const std::vector<int>& devices, const std::vector<uint8_t>& proxied,
-                      int mine) {
+/// Whether this rank's device can write into memory on `other`, enabling peer
+/// access when it is another device.
+bool deviceReaches(int mine, int other) {
+  if (other == mine) return true;
   const device::DeviceRuntime& rt = device::deviceRuntime();
-  for (size_t p = 0; p < devices.size(); ++p) {
-    const int other = devices[p];
-    if (other == mine || proxied[p] != 0) continue;  // other hosts go through the proxy
-    int can = 0;
-    if (rt.deviceCanAccessPeer(&can, mine, other) != 0 || can == 0) {
-      rt.getLastError();
-      return false;
-    }
-    const device::CudaStatus status = rt.deviceEnablePeerAccess(other, 0);
-    if (status != 0) {
-      rt.getLastError();  // clear the sticky error of "already enabled"
-      if (status != device::kPeerAccessAlreadyEnabled) return false;
-    }
+  int can = 0;
+  if (rt.deviceCanAccessPeer(&can, mine, other) != 0 || can == 0) {
+    rt.getLastError();
+    return false;
+  }
+  const device::CudaStatus status = rt.deviceEnablePeerAccess(other, 0);
+  if (status != 0) {
+    rt.getLastError();  // clear the sticky error of "already enabled"
+    if (status != device::kPeerAccessAlreadyEnabled) return false;
   }
   return true;
 }
 
+/// Every rank's host, numbered in order of first appearance.
+std::vector<int> hostNumbers(const Comm& comm) {
+  std::vector<int> hostOf;
+  for (const PeerInfo& peer : comm.peers) {
+    int number = static_cast<int>(hostOf.size());
+    for (size_t q = 0; q < hostOf.size(); ++q) {
+      if (comm.peers[q].hostId == peer.hostId) {
+        number = hostOf[q];
+        break;
+      }
+    }
+    hostOf.push_back(number);
+  }
+  return hostOf;
+}
+
+/// Maps the arenas of the peers this rank can write to (pointers within the
+/// process, IPC across processes) and returns the mask of those peers; a
+/// peer whose device is out of reach or whose mapping is refused is left to
+/// the proxy.
+uint64_t mapPeerArenas(Comm& comm, DeviceWalkState& state, const std::vector<int>& hostOf,
+                       const std::vector<ArenaRecord>& records) {
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  uint64_t reaches = uint64_t{1} << comm.rank;
+  state.peerArenas.assign(static_cast<size_t>(comm.nranks), nullptr);
+  for (int p = 0; p < comm.nranks; ++p) {
+    if (p == comm.rank || hostOf[p] != hostOf[comm.rank]) continue;
+    if (!deviceReaches(state.device, state.devices[p])) {
+      LOOM_INFO("rank {}: device {} has no peer access to rank {}'s device {}", comm.rank,
+                state.device, p, state.devices[p]);
+      continue;
+    }
+    if (comm.peers[p].pid == comm.peers[comm.rank].pid) {
+      state.peerArenas[p] = records[p].pointer;
+    } else {
+      if (records[p].shareable == 0) continue;
+      void* mapped = nullptr;
+      const device::CudaStatus status =
+          rt.ipcOpenMemHandle(&mapped, records[p].handle, device::kIpcLazyEnablePeerAccess);
+      if (status != 0) {
+        rt.getLastError();
+        LOOM_INFO("rank {}: cudaIpcOpenMemHandle of rank {}'s FIFOs failed ({})", comm.rank, p,
+                  rt.getErrorString(status));
+        continue;
+      }
+      state.ipcMappings.push_back(mapped);
+      state.peerArenas[p] = static_cast<char*>(mapped);
+    }
+    reaches |= uint64_t{1} << p;
+  }
+  return reaches;
+}
+
 /// Allocates the state on `devices[rank]`: FIFO arenas exchanged with every
-/// peer, once every rank has said it can reach every other rank's device.
+/// peer. Pairs of ranks that cannot both write into each other's device
+/// memory (other hosts, no peer access, a refused IPC mapping) talk through
+/// their proxies, as every rank agrees from everyone's reach (proxiedPairs).
 std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>& devices,
                                              void* stream) {
   const device::DeviceRuntime& rt = device::deviceRuntime();
@@ -126,39 +177,14 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
   const int device = devices[static_cast<size_t>(comm.rank)];
   state->device = device;
   state->devices = devices;
-  const PeerInfo& me = comm.peers[static_cast<size_t>(comm.rank)];
-  for (int p = 0; p < comm.nranks; ++p) {
-    const bool remote = comm.peers[p].hostId != me.hostId;
-    if (remote && (static_cast<size_t>(p) >= comm.linkPtrs.size() || comm.linkPtrs[p] == nullptr)) {
-      raise(ErrorCode::InternalError, "rank {} is on another host but has no network link", p);
-    }
-    state->proxied.push_back(remote ? 1 : 0);
-  }
-  const bool anyProxied =
-      std::any_of(state->proxied.begin(), state->proxied.end(), [](uint8_t v) { return v != 0; });
-  const int32_t reach = reachesEveryPeer(devices, state->proxied, device) ? 1 : 0;
-  const std::vector<int32_t> reaches = allGatherValue(comm, reach);
-  state->reachable = std::all_of(reaches.begin(), reaches.end(), [](int32_t r) { return r != 0; });
-  if (!state->reachable) {
-    if (comm.rank == 0) {
-      LOOM_INFO(
-          "the ranks' devices cannot all reach each other (no peer access): staging "
-          "device buffers");
-    }
-    return state;
-  }
   // Two thread blocks per rank unless LOOM_NCHANNELS asks for more (the
-  // setting is part of the configuration all ranks agreed on).
+  // setting is part of the configuration all ranks agreed on). The arena is
+  // sized for them; a walk with proxies uses one channel, a prefix of it.
   state->geometry.channels =
       comm.config.channels > 1 ? static_cast<uint32_t>(comm.config.channels) : 2;
-  if (anyProxied) {
-    // A link carries one FIFO, and the proxy moves whole bulk slots.
-    state->geometry.channels = 1;
-    state->geometry.llMaxCallBytes = 0;
-  }
-  const walk::ArenaLayout layout(state->geometry, comm.nranks);
-  rt.check(rt.malloc(&state->arena, layout.bytes()), "cudaMalloc of the walker's FIFOs");
-  rt.check(rt.memsetAsync(state->arena, 0, layout.bytes(), stream), "cudaMemsetAsync");
+  const walk::ArenaLayout full(state->geometry, comm.nranks);
+  rt.check(rt.malloc(&state->arena, full.bytes()), "cudaMalloc of the walker's FIFOs");
+  rt.check(rt.memsetAsync(state->arena, 0, full.bytes(), stream), "cudaMemsetAsync");
   rt.check(rt.streamSynchronize(stream), "cudaStreamSynchronize");
   rt.check(rt.mallocHost(reinterpret_cast<void**>(&state->abortWord), sizeof(uint32_t)),
            "cudaMallocHost");
@@ -175,23 +201,39 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
 
   ArenaRecord mine;
   mine.pointer = static_cast<char*>(state->arena);
-  rt.check(rt.ipcGetMemHandle(&mine.handle, state->arena), "cudaIpcGetMemHandle");
-  const std::vector<ArenaRecord> all = allGatherValue(comm, mine);
-  for (int p = 0; p < comm.nranks; ++p) {
-    if (state->proxied[p] != 0) {
-      state->peerArenas.push_back(nullptr);  // reached through the mailboxes
-      continue;
-    }
-    if (comm.peers[p].pid == comm.peers[comm.rank].pid) {
-      state->peerArenas.push_back(all[p].pointer);
-      continue;
-    }
-    void* mapped = nullptr;
-    rt.check(rt.ipcOpenMemHandle(&mapped, all[p].handle, device::kIpcLazyEnablePeerAccess),
-             "cudaIpcOpenMemHandle of a peer's FIFOs");
-    state->ipcMappings.push_back(mapped);
-    state->peerArenas.push_back(static_cast<char*>(mapped));
+  const device::CudaStatus shared = rt.ipcGetMemHandle(&mine.handle, state->arena);
+  mine.shareable = shared == 0 ? 1 : 0;
+  if (shared != 0) {
+    rt.getLastError();
+    LOOM_INFO("rank {}: cudaIpcGetMemHandle of its FIFOs failed ({})", comm.rank,
+              rt.getErrorString(shared));
   }
+  const std::vector<ArenaRecord> records = allGatherValue(comm, mine);
+  const std::vector<int> hostOf = hostNumbers(comm);
+  const std::vector<uint64_t> reaches =
+      allGatherValue(comm, mapPeerArenas(comm, *state, hostOf, records));
+  const std::vector<std::vector<uint8_t>> pairs = walk::proxiedPairs(hostOf, reaches);
+  state->proxied = pairs[static_cast<size_t>(comm.rank)];
+  bool anyProxied = false;
+  for (const std::vector<uint8_t>& row : pairs) {
+    anyProxied = anyProxied || std::any_of(row.begin(), row.end(), [](uint8_t v) { return v; });
+  }
+  for (int p = 0; p < comm.nranks; ++p) {
+    if (state->proxied[p] == 0) continue;
+    // A peer that reaches this rank but not the other way round still talks
+    // through the boxes; its mapping stays open but unused until destruction.
+    state->peerArenas[p] = nullptr;
+    if (static_cast<size_t>(p) >= comm.linkPtrs.size() || comm.linkPtrs[p] == nullptr) {
+      raise(ErrorCode::InternalError, "rank {} is reached through the proxy but has no link", p);
+    }
+  }
+  if (anyProxied) {
+    // A link carries one FIFO, and the proxy moves whole bulk slots; every
+    // rank sees the same pairs, so all agree on the geometry.
+    state->geometry.channels = 1;
+    state->geometry.llMaxCallBytes = 0;
+  }
+  const walk::ArenaLayout layout(state->geometry, comm.nranks);
   if (anyProxied) {
     for (char** box : {&state->outbox, &state->inbox}) {
       rt.check(rt.mallocHost(reinterpret_cast<void**>(box), layout.bytes()), "cudaMallocHost");
@@ -426,7 +468,6 @@ bool runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
     const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
     comm.deviceWalk = std::move(fresh);
   }
-  if (!comm.deviceWalk->reachable) return false;
   checkFinishedWalk(comm, *comm.deviceWalk);
   walkOne(comm, *comm.deviceWalk, ops.front());
   comm.stats.calls.fetch_add(1, std::memory_order_relaxed);

@@ -3,8 +3,9 @@
 // one kernel on its stream, one thread block per channel, and the blocks of
 // all ranks move the plan's messages through FIFOs in each other's device
 // memory (pointers within a process, CUDA IPC mappings across processes);
-// peers on other hosts through pinned host mailboxes that a proxy thread
-// moves over the network links. The call returns once the kernel is enqueued. Opt-in with
+// peers on other hosts, and peers of this host whose device memory is out of
+// reach, through pinned host mailboxes that a proxy thread moves over the
+// communicator's links. The call returns once the kernel is enqueued. Opt-in with
 // LOOM_CUDA_PATH=kernel until it has run on a GPU (docs/cuda.md).
 #pragma once
 
@@ -23,13 +24,9 @@ namespace loom {
 struct DeviceWalkState {
   int device = -1;
   std::vector<int> devices;  ///< every rank's device when the state was made
-  /// Whether every rank's kernel can write into every peer's device memory
-  /// (one device, or peer access between them); otherwise nothing else is
-  /// allocated and calls are staged until the devices change.
-  bool reachable = false;
   walk::FifoGeometry geometry;
   void* arena = nullptr;           ///< this rank's FIFOs (device memory)
-  std::vector<char*> peerArenas;   ///< every rank's arena as this rank addresses it
+  std::vector<char*> peerArenas;   ///< every rank's arena as this rank addresses it (null: proxied)
   std::vector<void*> ipcMappings;  ///< peer arenas opened from IPC handles
   /// Programs rotate through a few slots: the host writes slot i into pinned
   /// memory and enqueues its upload, so a call never waits for its stream
@@ -44,8 +41,10 @@ struct DeviceWalkState {
   size_t scratchCapacity = 0;
   walk::WalkStatus* statusMirror = nullptr;  ///< pinned host copy of the last walk's statuses
   uint32_t* abortWord = nullptr;             ///< pinned host word the kernels poll
-  /// Peers on other hosts (nonzero: proxied), their pinned host mailboxes
-  /// (walk_program.h FifoRoutes) and the proxy thread serving them.
+  /// Peers reached through the proxy (nonzero): those on other hosts, and
+  /// those of this host that this rank and the peer cannot both write to
+  /// (walk_proxy.h proxiedPairs); their pinned host mailboxes (walk_program.h
+  /// FifoRoutes) and the proxy thread serving them.
   std::vector<uint8_t> proxied;
   char* outbox = nullptr;
   char* inbox = nullptr;
@@ -68,8 +67,7 @@ struct DeviceWalkState {
 /// Runs `ops` with the device plan walker and returns true, or returns false
 /// (having run nothing) when they must take another path: not asked for, no
 /// kernels, host buffers, compression, send/recv or groups of several calls,
-/// devices of one host that cannot reach each other, or two ranks of one
-/// process on one stream (their kernels would queue behind each other and
+/// or two ranks of one process on one stream (their kernels would queue behind each other and
 /// never meet). Decided together with every peer, so all ranks agree. Throws
 /// RemoteError when the previous walk on this communicator failed (a peer
 /// never came, or the communicator was aborted).

@@ -30,45 +30,91 @@ FifoGeometry proxyGeometry() {
   return g;
 }
 
+/// Every collective and algorithm, sizes 0, 1, 7 and 1031, in and out of
+/// place, through one set of FIFOs and proxies.
+void walkEveryCollective(Fifos& fifos, const std::string& layout) {
+  const Collective collectives[] = {
+      Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce, Collective::AllGather,
+      Collective::Broadcast, Collective::AllToAll,      Collective::Gather, Collective::Scatter};
+  const int n = static_cast<int>(fifos.arenas.size());
+  for (Collective coll : collectives) {
+    for (Algorithm algorithm :
+         {Algorithm::Ring, Algorithm::Tree, Algorithm::Pairwise, Algorithm::Star}) {
+      if (!algorithmSupports(algorithm, coll)) continue;
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1031}}) {
+        for (bool inPlace : {false, true}) {
+          if (inPlace && coll == Collective::AllToAll) continue;
+          const Case c{coll,          n,
+                       count,         count % 2 ? DataType::Float32 : DataType::Int32,
+                       ReduceOp::Sum, static_cast<int>(count % static_cast<size_t>(n)),
+                       inPlace};
+          SCOPED_TRACE(describe(c) + " " + toString(algorithm) + " on " + layout);
+          World w = makeWorld(c);
+          Options o;
+          o.algorithm = algorithm;
+          o.teamSize = 2;
+          expectClean(walkAll(c, w, fifos, o));
+          for (const std::string& e : fifos.proxyErrors) ASSERT_EQ(e, "");
+          expectResults(c, w);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
 TEST(WalkProxy, EveryCollectiveAcrossHosts) {
   // Under LOOM_TEST_SCOPE=reduced, one layout: races do not depend on it.
   const std::vector<std::vector<int>> layouts =
       reducedTestScope()
           ? std::vector<std::vector<int>>{{0, 1, 1}}
           : std::vector<std::vector<int>>{{0, 1}, {0, 1, 1}, {0, 0, 1, 1}, {0, 1, 2, 1}};
-  const Collective collectives[] = {
-      Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce, Collective::AllGather,
-      Collective::Broadcast, Collective::AllToAll,      Collective::Gather, Collective::Scatter};
   for (const std::vector<int>& hosts : layouts) {
     Fifos fifos(proxyGeometry(), hosts);
-    const int n = static_cast<int>(hosts.size());
-    for (Collective coll : collectives) {
-      for (Algorithm algorithm :
-           {Algorithm::Ring, Algorithm::Tree, Algorithm::Pairwise, Algorithm::Star}) {
-        if (!algorithmSupports(algorithm, coll)) continue;
-        for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1031}}) {
-          for (bool inPlace : {false, true}) {
-            if (inPlace && coll == Collective::AllToAll) continue;
-            const Case c{coll,          n,
-                         count,         count % 2 ? DataType::Float32 : DataType::Int32,
-                         ReduceOp::Sum, static_cast<int>(count % static_cast<size_t>(n)),
-                         inPlace};
-            std::string layout;
-            for (int h : hosts) layout += std::to_string(h);
-            SCOPED_TRACE(describe(c) + " " + toString(algorithm) + " on hosts " + layout);
-            World w = makeWorld(c);
-            Options o;
-            o.algorithm = algorithm;
-            o.teamSize = 2;
-            expectClean(walkAll(c, w, fifos, o));
-            for (const std::string& e : fifos.proxyErrors) ASSERT_EQ(e, "");
-            expectResults(c, w);
-            if (::testing::Test::HasFatalFailure()) return;
-          }
-        }
-      }
-    }
+    std::string layout = "hosts ";
+    for (int h : hosts) layout += std::to_string(h);
+    walkEveryCollective(fifos, layout);
+    if (::testing::Test::HasFatalFailure()) return;
   }
+}
+
+TEST(WalkProxy, PairsTalkDirectlyOnlyWhenBothEndsReachEachOther) {
+  const uint64_t all = ~0ull;
+  // Two hosts, every device reachable: only pairs across hosts are proxied.
+  const std::vector<std::vector<uint8_t>> across =
+      proxiedPairs(std::vector<int>{0, 0, 1, 1}, std::vector<uint64_t>(4, all));
+  const std::vector<std::vector<uint8_t>> expectedAcross = {
+      {0, 0, 1, 1}, {0, 0, 1, 1}, {1, 1, 0, 0}, {1, 1, 0, 0}};
+  EXPECT_EQ(across, expectedAcross);
+  // One host; rank 1 cannot write to rank 2 (a refused IPC mapping), and rank
+  // 3 to no one: both ends of those pairs use their proxies, never just one.
+  const std::vector<uint64_t> reaches = {all, all & ~(uint64_t{1} << 2), all, uint64_t{1} << 3};
+  const std::vector<std::vector<uint8_t>> oneHost =
+      proxiedPairs(std::vector<int>{7, 7, 7, 7}, reaches);
+  const std::vector<std::vector<uint8_t>> expectedOneHost = {
+      {0, 0, 0, 1}, {0, 0, 1, 1}, {0, 1, 0, 1}, {1, 1, 1, 0}};
+  EXPECT_EQ(oneHost, expectedOneHost);
+  // A rank never proxies to itself, whatever its mask says.
+  EXPECT_EQ(proxiedPairs(std::vector<int>{0}, std::vector<uint64_t>{0}),
+            (std::vector<std::vector<uint8_t>>{{0}}));
+  EXPECT_TRUE(proxiedPairs(std::vector<int>{}, std::vector<uint64_t>{}).empty());
+  EXPECT_THROW(proxiedPairs(std::vector<int>{0, 0}, std::vector<uint64_t>{all}), Error);
+  EXPECT_THROW(proxiedPairs(std::vector<int>(65, 0), std::vector<uint64_t>(65, all)), Error);
+}
+
+TEST(WalkProxy, EveryCollectiveOnOneHostWhereSomeRanksCannotReachEachOther) {
+  // One host; rank 1 cannot write to rank 2 and rank 3 cannot write to rank 0
+  // (one way only, as when one process's IPC mapping is refused), so each of
+  // those pairs talks through both ends' proxies and the links, and every
+  // other pair directly: the fallback of device_walk.cc when peer access or
+  // IPC is refused.
+  const uint64_t all = ~0ull;
+  const std::vector<uint64_t> reaches = {all, all & ~(uint64_t{1} << 2), all, all & ~uint64_t{1}};
+  Fifos fifos(proxyGeometry(), {0, 0, 0, 0}, reaches);
+  ASSERT_EQ(fifos.proxied[2][1], 1);
+  ASSERT_EQ(fifos.proxied[0][3], 1);
+  ASSERT_EQ(fifos.proxied[0][1], 0);
+  walkEveryCollective(fifos, "one host, pairs 0-3 and 1-2 proxied");
 }
 
 TEST(WalkProxy, EveryReductionOpAndType) {

@@ -25,23 +25,21 @@ Fifos::Fifos(const FifoGeometry& g, int nranks) : geometry(g), layout(g, nranks)
   }
 }
 
-Fifos::Fifos(const FifoGeometry& g, std::vector<int> hostOf)
+Fifos::Fifos(const FifoGeometry& g, const std::vector<int>& hostOf,
+             const std::vector<uint64_t>& reaches)
     : Fifos(g, static_cast<int>(hostOf.size())) {
   const int n = static_cast<int>(hostOf.size());
+  proxied =
+      proxiedPairs(hostOf, reaches.empty() ? std::vector<uint64_t>(hostOf.size(), ~0ull) : reaches);
   TcpConfig config;
   links = connectAll(n, config, std::vector<uint64_t>(hostOf.size(), 0x5eed));
   for (int r = 0; r < n; ++r) {
-    std::vector<uint8_t> remote(hostOf.size(), 0);
     std::vector<Link*> byPeer(hostOf.size(), nullptr);
     for (int p = 0, k = 0; p < n; ++p) {
       if (p == r) continue;
       Link* link = links[r][static_cast<size_t>(k++)].get();
-      if (hostOf[p] != hostOf[r]) {
-        remote[p] = 1;
-        byPeer[p] = link;
-      }
+      if (proxied[r][p] != 0) byPeer[p] = link;
     }
-    proxied.push_back(remote);
     for (std::vector<char*>* boxes : {&outboxes, &inboxes}) {
       memory.emplace_back(layout.bytes() / 8 + 1, 0);
       boxes->push_back(reinterpret_cast<char*>(memory.back().data()));

@@ -19,8 +19,12 @@ namespace loom::walk {
 /// proxy), zeroed once and kept across calls like a communicator's.
 struct Fifos {
   Fifos(const FifoGeometry& g, int nranks);
-  /// hostOf[r]: rank r's host; ranks on different hosts talk through proxies.
-  Fifos(const FifoGeometry& g, std::vector<int> hostOf);
+  /// hostOf[r]: rank r's host; ranks on different hosts talk through proxies,
+  /// and so do ranks of one host unless both can write to each other (bit p
+  /// of reaches[r]; empty: every rank reaches every other), as proxiedPairs
+  /// decides for a communicator.
+  Fifos(const FifoGeometry& g, const std::vector<int>& hostOf,
+        const std::vector<uint64_t>& reaches = {});
   FifoGeometry geometry;
   ArenaLayout layout;
   std::vector<std::vector<uint64_t>> memory;
