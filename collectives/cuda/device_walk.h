@@ -11,6 +11,10 @@ namespace loom::cuda {
 /// Enqueues one block per channel on `stream`, each walking its channel of
 /// `args` (device memory, built by walk::buildWalkProgram for that address).
 /// Returns the launch status; a failed walk reports in args->status.
+/// Loads every walk kernel on the current device, so that no launch has to
+/// load one while peers' kernels spin (call before any rank launches).
+cudaError_t preloadWalkKernels();
+
 cudaError_t launchWalk(const walk::WalkArgs* args, DataType type, unsigned channels,
                        cudaStream_t stream);
 

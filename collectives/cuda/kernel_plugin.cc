@@ -25,7 +25,10 @@ int walk(const void* args, int type, unsigned channels, void* stream) {
                                 static_cast<cudaStream_t>(stream));
 }
 
-constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION, &reduce, &avgFinalize, &walk};
+int prepareWalk() { return loom::cuda::preloadWalkKernels(); }
+
+constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION, &reduce, &avgFinalize, &walk,
+                                    &prepareWalk};
 
 }  // namespace
 

@@ -105,7 +105,26 @@ cudaError_t launchFor(const walk::WalkArgs* args, unsigned channels, cudaStream_
   return cudaGetLastError();
 }
 
+/// Asks for each instantiation's attributes, which loads it: with lazy module
+/// loading (the default since CUDA 12.2) a kernel's first launch may wait for
+/// the whole context, and a walk kernel never finishes before its peers
+/// launched theirs.
+template <typename... Es>
+cudaError_t loadAll() {
+  cudaError_t status = cudaSuccess;
+  cudaFuncAttributes attributes{};
+  ((status = status == cudaSuccess ? cudaFuncGetAttributes(&attributes, walkKernel<Es>) : status),
+   ...);
+  return status;
+}
+
 }  // namespace
+
+cudaError_t preloadWalkKernels() {
+  return loadAll<NativeElem<int8_t>, NativeElem<uint8_t>, NativeElem<int32_t>, NativeElem<uint32_t>,
+                 NativeElem<int64_t>, NativeElem<uint64_t>, HalfElem, NativeElem<float>,
+                 NativeElem<double>, Bf16Elem>();
+}
 
 cudaError_t launchWalk(const walk::WalkArgs* args, DataType type, unsigned channels,
                        cudaStream_t stream) {

@@ -57,8 +57,6 @@ class PlanWalker {
   /// Runs the channel; false when a wait failed (status says why).
   LOOM_HD bool run() {
     if (!loadCounters()) return false;
-    const uint64_t deadline = team_.nowNs() + args_.timeoutNs;
-    deadline_ = deadline < args_.timeoutNs ? ~uint64_t{0} : deadline;
     const uint64_t slice = args_.sliceElements;
     uint64_t iterations = 0;
     for (uint32_t j = 0; j < channel_.stepCount; ++j) {
@@ -75,11 +73,27 @@ class PlanWalker {
         if (!runSlice(s, first, left < slice ? left : slice)) return false;
       }
     }
+    if (!drainCredits()) return false;
     storeCounters();
     return true;
   }
 
  private:
+  /// Waits until every receiver has consumed this walk's last message. After
+  /// that no peer writes into this rank's memory for this walk, so the host
+  /// may free or rebuild the FIFOs once the walk has finished, without a
+  /// barrier with its peers.
+  LOOM_HD bool drainCredits() {
+    bool ok = true;
+    if (team_.index() == 0) {
+      for (uint32_t c = 0; c < channel_.sendCount && ok; ++c) {
+        const SendConnection& out = channel_.sends[c];
+        ok = waitFor(out.consumed, AtLeast{sentCounters()[c]}, out.peer, 2);
+      }
+    }
+    return !team_.syncOr(!ok);
+  }
+
   // ---- team-shared message counters ---------------------------------------
 
   LOOM_HD uint64_t* sentCounters() { return team_.counters(); }
@@ -122,19 +136,28 @@ class PlanWalker {
     status_.waitingFor = waitingFor;
   }
 
-  /// Spins until `*word` passes `ready`, the deadline or an abort. Returns
-  /// false, with the status set, on the latter two.
+  /// Spins until `*word` passes `ready`, the wait's deadline (timeoutNs
+  /// from its first clock read: a long walk that keeps moving never times
+  /// out) or an abort. Returns false, with the status set, on the latter two.
+  /// `acquire` orders later reads after the word; a low-latency line carries
+  /// its own data, so it polls relaxed (an acquire at system scope on every
+  /// poll of every thread would keep invalidating the SM's cache).
   template <typename Ready>
-  LOOM_HD bool waitFor(const uint64_t* word, Ready ready, int32_t peer, uint32_t waitingFor) {
+  LOOM_HD bool waitFor(const uint64_t* word, Ready ready, int32_t peer, uint32_t waitingFor,
+                       bool acquire = true) {
+    uint64_t started = 0;
     for (uint32_t spins = 1;; ++spins) {
-      if (ready(team_.loadAcquire(word))) return true;
+      if (ready(acquire ? team_.loadAcquire(word) : team_.loadRelaxed(word))) return true;
       team_.relax();
       if (spins % kSpinsPerClockRead != 0) continue;
       if (args_.abort != nullptr && team_.aborted(args_.abort)) {
         fail(WalkError::Aborted, peer, waitingFor);
         return false;
       }
-      if (team_.nowNs() > deadline_) {
+      const uint64_t now = team_.nowNs();
+      if (spins == kSpinsPerClockRead) {
+        started = now;
+      } else if (now - started > args_.timeoutNs) {
         fail(WalkError::Timeout, peer, waitingFor);
         return false;
       }
@@ -368,8 +391,8 @@ class PlanWalker {
   LOOM_HD bool readUnit(const uint64_t* line, uint32_t flag, int32_t peer, uint64_t& payload) {
     uint64_t low = 0;
     uint64_t high = 0;
-    if (!waitFor(line, LineCarries{flag}, peer, 1)) return false;
-    if (!waitFor(line + 1, LineCarries{flag}, peer, 1)) return false;
+    if (!waitFor(line, LineCarries{flag}, peer, 1, false)) return false;
+    if (!waitFor(line + 1, LineCarries{flag}, peer, 1, false)) return false;
     // The waits returned on loads that carried the flag; load again for the
     // data (the same values: a line is written once per message).
     low = team_.loadRelaxed(line) & 0xFFFFFFFFull;
@@ -477,7 +500,6 @@ class PlanWalker {
   const WalkArgs& args_;
   const WalkChannel& channel_;
   WalkStatus& status_;
-  uint64_t deadline_ = 0;
   int32_t stepIndex_ = -1;
 };
 

@@ -60,7 +60,10 @@ ArenaLayout::ArenaLayout(const FifoGeometry& geometry, int nranks)
 }
 
 Protocol chooseProtocol(const FifoGeometry& geometry, size_t callBytes) {
-  return callBytes <= geometry.llMaxCallBytes ? Protocol::LowLatency : Protocol::Bulk;
+  // llMaxCallBytes 0 turns low latency off altogether, empty calls included
+  // (a proxied walk must stay bulk).
+  return geometry.llMaxCallBytes > 0 && callBytes <= geometry.llMaxCallBytes ? Protocol::LowLatency
+                                                                             : Protocol::Bulk;
 }
 
 size_t sliceElementsFor(const FifoGeometry& geometry, Protocol protocol, size_t elementSize) {
@@ -179,8 +182,21 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
   };
 
   const int me = call.rank;
+  // A missing arena would only show as a fault in the kernel.
+  auto requireArena = [&](int rank) {
+    if (arenas[static_cast<size_t>(rank)] == nullptr) {
+      raise(ErrorCode::InvalidArgument, "walk program for rank {}: no arena for rank {}", me, rank);
+    }
+  };
+  requireArena(me);
   for (uint32_t c = 0; c < channels; ++c) {
     const ChannelPlan& part = parts[c];
+    for (const int peer : part.sends.ranks) {
+      if (!proxied(peer)) requireArena(peer);
+    }
+    for (const int peer : part.recvs.ranks) {
+      if (!proxied(peer)) requireArena(peer);
+    }
     for (size_t i = 0; i < part.sends.ranks.size(); ++i) {
       const int peer = part.sends.ranks[i];
       // A proxied peer's FIFO and credit are this rank's outbox block, which

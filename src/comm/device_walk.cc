@@ -74,19 +74,41 @@ Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
   return offer;
 }
 
+/// Whether ranks p and q live in one process (pids repeat across hosts and
+/// containers, so the host counts too).
+bool sameProcess(const Comm& comm, int p, int q) {
+  return comm.peers[p].pid == comm.peers[q].pid && comm.peers[p].hostId == comm.peers[q].hostId;
+}
+
+/// The legacy default stream (0, or cudaStreamLegacy): work on it waits for
+/// every blocking stream of the device, and they for it.
+bool legacyStream(uint64_t stream) { return stream == 0 || stream == 1; }
+
+/// Why ranks p and q of one process cannot both walk on their streams (their
+/// kernels must run at the same time to meet), or nullptr.
+const char* streamConflict(const Offer& p, const Offer& q) {
+  if (p.stream == q.stream) return "share a stream";
+  if (p.device == q.device && (legacyStream(p.stream) || legacyStream(q.stream))) {
+    return "share a device and one uses the legacy default stream";
+  }
+  return nullptr;
+}
+
 /// Whether every rank can walk on `device`, and no two ranks of one process
-/// share a stream.
+/// would make each other's kernels wait (one stream, or the legacy default
+/// stream beside another on one device).
 bool agreed(const Comm& comm, const std::vector<Offer>& offers) {
   for (int p = 0; p < comm.nranks; ++p) {
     const Offer& o = offers[static_cast<size_t>(p)];
     if (o.usable == 0) return false;
     for (int q = 0; q < p; ++q) {
-      if (comm.peers[p].pid == comm.peers[q].pid && offers[q].stream == o.stream) {
+      if (!sameProcess(comm, p, q)) continue;
+      if (const char* why = streamConflict(offers[q], o)) {
         if (comm.rank == 0) {
           LOOM_INFO(
-              "ranks {} and {} share a stream: staging device buffers, since their "
-              "kernels would queue behind each other",
-              q, p);
+              "ranks {} and {} {}: staging device buffers, since their kernels would queue "
+              "behind each other",
+              q, p, why);
         }
         return false;
       }
@@ -138,6 +160,7 @@ uint64_t mapPeerArenas(Comm& comm, DeviceWalkState& state, const std::vector<int
   const device::DeviceRuntime& rt = device::deviceRuntime();
   uint64_t reaches = uint64_t{1} << comm.rank;
   state.peerArenas.assign(static_cast<size_t>(comm.nranks), nullptr);
+  state.peerArenas[comm.rank] = static_cast<char*>(state.arena);
   for (int p = 0; p < comm.nranks; ++p) {
     if (p == comm.rank || hostOf[p] != hostOf[comm.rank]) continue;
     if (!deviceReaches(state.device, state.devices[p])) {
@@ -145,7 +168,7 @@ uint64_t mapPeerArenas(Comm& comm, DeviceWalkState& state, const std::vector<int
                 state.device, p, state.devices[p]);
       continue;
     }
-    if (comm.peers[p].pid == comm.peers[comm.rank].pid) {
+    if (sameProcess(comm, p, comm.rank)) {
       state.peerArenas[p] = records[p].pointer;
     } else {
       if (records[p].shareable == 0) continue;
@@ -247,6 +270,17 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
         std::make_unique<walk::WalkProxy>(layout, links, state->outbox, state->inbox),
         comm.config.timeout);
   }
+  // Everything a walk needs is allocated before any rank launches one: an
+  // allocation may wait for the device, where a peer's kernel would be
+  // waiting for this rank's.
+  const size_t programBytes =
+      DeviceWalkState::kInitialProgramBytes * DeviceWalkState::kProgramSlots;
+  rt.check(rt.malloc(reinterpret_cast<void**>(&state->programs), programBytes), "cudaMalloc");
+  rt.check(rt.mallocHost(reinterpret_cast<void**>(&state->programStaging), programBytes),
+           "cudaMallocHost");
+  state->programCapacity = DeviceWalkState::kInitialProgramBytes;
+  rt.check(device::cudaKernels().table->prepareWalk(), "loading the plan-walking kernels");
+  allGatherValue(comm, int32_t{1});  // the barrier that promise needs
   LOOM_INFO(
       "rank {}: collectives on device {} run by the plan-walking kernel "
       "(LOOM_CUDA_PATH=kernel), {} channels, {} KiB of FIFOs, {} peers through the proxy",
@@ -255,32 +289,32 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
   return state;
 }
 
-/// Grows the program slots to `bytes` each; waits for the last walk first.
+/// Grows the program slots to `bytes` each. The old slots are retired, not
+/// freed: a walk may still read them, and cudaFree would wait for the whole
+/// device, where peers' kernels may be waiting for this rank's next launch.
 void ensureProgramCapacity(DeviceWalkState& state, size_t bytes) {
   if (bytes <= state.programCapacity) return;
   const device::DeviceRuntime& rt = device::deviceRuntime();
   if (state.programs != nullptr) {
-    rt.check(rt.eventSynchronize(state.done), "cudaEventSynchronize");
-    rt.free(state.programs);
-    rt.freeHost(state.programStaging);
+    state.retiredDevice.push_back(state.programs);
+    state.retiredHost.push_back(state.programStaging);
     state.programs = nullptr;
     state.programStaging = nullptr;
     state.programCapacity = 0;
   }
-  const size_t capacity = std::max(bytes, size_t{16384});
+  const size_t capacity = std::max(bytes, DeviceWalkState::kInitialProgramBytes);
   const size_t all = capacity * DeviceWalkState::kProgramSlots;
   rt.check(rt.malloc(reinterpret_cast<void**>(&state.programs), all), "cudaMalloc");
   rt.check(rt.mallocHost(reinterpret_cast<void**>(&state.programStaging), all), "cudaMallocHost");
   state.programCapacity = capacity;
 }
 
-/// Grows a device buffer; waits for the last walk first, which may still read it.
+/// Grows a device buffer, retiring the old one (as above).
 void ensureCapacity(DeviceWalkState& state, void** buffer, size_t* capacity, size_t bytes) {
   if (bytes <= *capacity) return;
   const device::DeviceRuntime& rt = device::deviceRuntime();
   if (*buffer != nullptr) {
-    rt.check(rt.eventSynchronize(state.done), "cudaEventSynchronize");
-    rt.free(*buffer);
+    state.retiredDevice.push_back(*buffer);
     *buffer = nullptr;
     *capacity = 0;
   }
@@ -430,7 +464,9 @@ DeviceWalkState::~DeviceWalkState() {
   for (void* p : {arena, static_cast<void*>(programs), scratch}) {
     if (p != nullptr) rt.free(p);
   }
+  for (void* p : retiredDevice) rt.free(p);
   if (programStaging != nullptr) rt.freeHost(programStaging);
+  for (void* p : retiredHost) rt.freeHost(p);
   proxy.reset();  // stops its thread before the mailboxes go
   for (char* box : {outbox, inbox}) {
     if (box != nullptr) rt.freeHost(box);

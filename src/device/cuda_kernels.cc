@@ -36,7 +36,8 @@ CudaKernels loadCudaKernels(const std::string* paths, size_t count) {
     auto entry = reinterpret_cast<LoomCudaKernelsEntry>(dlsym(handle, LOOM_CUDA_KERNELS_ENTRY));
     const LoomCudaKernels* table = entry != nullptr ? entry() : nullptr;
     if (table == nullptr || table->abiVersion != LOOM_CUDA_KERNELS_ABI_VERSION ||
-        table->reduce == nullptr || table->avgFinalize == nullptr || table->walk == nullptr) {
+        table->reduce == nullptr || table->avgFinalize == nullptr || table->walk == nullptr ||
+        table->prepareWalk == nullptr) {
       tried += fmt::format("{}{}: no {} of ABI version {}", tried.empty() ? "" : "; ", paths[i],
                            LOOM_CUDA_KERNELS_ENTRY, LOOM_CUDA_KERNELS_ABI_VERSION);
       continue;  // left open: closing a library that initialised CUDA is not safe

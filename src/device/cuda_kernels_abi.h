@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#define LOOM_CUDA_KERNELS_ABI_VERSION 2
+#define LOOM_CUDA_KERNELS_ABI_VERSION 3
 #define LOOM_CUDA_KERNELS_ENTRY "loomCudaKernels"
 
 typedef struct {
@@ -25,6 +25,10 @@ typedef struct {
    * address (collectives/walker/). Returns a cudaError_t; a walk that fails
    * (timeout, abort) says so in the block's status words. */
   int (*walk)(const void* args, int type, unsigned channels, void* stream);
+  /* Loads the walk kernels on the current device before any walk: a lazily
+   * loaded kernel's first launch may wait for the device, where peers' walks
+   * spin until this rank's arrives. Returns a cudaError_t. */
+  int (*prepareWalk)(void);
 } LoomCudaKernels;
 
 /* The plugin's one exported function. */
