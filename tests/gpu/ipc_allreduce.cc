@@ -1,4 +1,5 @@
-// Two processes on one GPU (started by `loomrun -n 2`): every collective that
+// Two processes on one GPU, or one GPU each where there are several (started
+// by `loomrun -n 2`): every collective that
 // the device paths run, on device buffers, checked against values computed on
 // the host. With LOOM_CUDA_PATH=kernel the ranks' kernels exchange data through
 // FIFOs mapped with CUDA IPC handles; staged, through host memory. Exits 77
@@ -79,13 +80,15 @@ int main() {
     std::printf("no CUDA device: skipping the two-process device test\n");
     return 77;
   }
-  CHECK_CUDA(cudaSetDevice(0));
   loomComm_t comm = nullptr;
   CHECK_LOOM(loomCommInitFromEnv(&comm));
   int rank = 0;
   int nranks = 0;
   CHECK_LOOM(loomCommUserRank(comm, &rank));
   CHECK_LOOM(loomCommCount(comm, &nranks));
+  // One GPU each where there are several (peer access or the proxy between
+  // them), both on one GPU otherwise.
+  CHECK_CUDA(cudaSetDevice(rank % devices));
   cudaStream_t stream = nullptr;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   int status = 0;

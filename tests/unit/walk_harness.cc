@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "device/element_types.cuh"
 #include "unit/host_team.h"
+#include "unit/with_element.h"
 
 namespace loom::walk {
 
@@ -49,38 +50,6 @@ Fifos::Fifos(const FifoGeometry& g, const std::vector<int>& hostOf,
         std::chrono::seconds(20)));
   }
 }
-
-namespace {
-
-/// Runs `run(E{})` with the device element type of `type`.
-template <typename Fn>
-bool withElement(DataType type, Fn&& run) {
-  switch (type) {
-    case DataType::Int8:
-      return run(cuda::NativeElem<int8_t>{});
-    case DataType::Uint8:
-      return run(cuda::NativeElem<uint8_t>{});
-    case DataType::Int32:
-      return run(cuda::NativeElem<int32_t>{});
-    case DataType::Uint32:
-      return run(cuda::NativeElem<uint32_t>{});
-    case DataType::Int64:
-      return run(cuda::NativeElem<int64_t>{});
-    case DataType::Uint64:
-      return run(cuda::NativeElem<uint64_t>{});
-    case DataType::Float16:
-      return run(cuda::HalfElem{});
-    case DataType::Float32:
-      return run(cuda::NativeElem<float>{});
-    case DataType::Float64:
-      return run(cuda::NativeElem<double>{});
-    case DataType::Bfloat16:
-      return run(cuda::Bf16Elem{});
-  }
-  return false;
-}
-
-}  // namespace
 
 std::vector<std::vector<WalkStatus>> walkAll(const Case& c, World& w, Fifos& fifos,
                                              const Options& o) {

@@ -1,0 +1,79 @@
+// The kernel plugin of the emulated CUDA runtime (emulated_runtime.cc): the
+// same C table as libloom_cuda_kernels.so (src/device/cuda_kernels_abi.h),
+// whose "kernels" run on the emulated stream's thread. The element kernels
+// use the host reducers; a walk runs the real plan walker
+// (collectives/walker/plan_walker.h) with one team of host threads per
+// channel (tests/unit/host_team.h), as a thread block per channel on a GPU.
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "collectives/walker/plan_walker.h"
+#include "device/cuda_kernels_abi.h"
+#include "emulated_cuda/emulated_runtime.h"
+#include "math/reducer.h"
+#include "unit/host_team.h"
+#include "unit/with_element.h"
+
+namespace {
+
+using loom::DataType;
+using loom::ReduceOp;
+namespace emu = loom::emulated;
+namespace walk = loom::walk;
+
+/// Threads per emulated thread block: enough for the team logic to meet
+/// real concurrency, few enough for two cores.
+constexpr int kTeamThreads = 2;
+
+bool validType(int type) { return type >= 0 && type <= static_cast<int>(DataType::Bfloat16); }
+
+int reduce(void* dst, const void* a, const void* b, size_t n, int type, int op, void* stream) {
+  if (!validType(type) || op < 0 || op > static_cast<int>(ReduceOp::Avg)) return 1;
+  const loom::ReduceFn fn =
+      loom::reducerFor(static_cast<DataType>(type), static_cast<ReduceOp>(op));
+  emu::streamOf(stream).enqueue([=] { fn(dst, a, b, n); });
+  return 0;
+}
+
+int avgFinalize(void* data, size_t n, int type, int nranks, void* stream) {
+  if (!validType(type) || nranks < 1) return 1;
+  const loom::FinalizeFn fn = loom::finalizerFor(static_cast<DataType>(type), ReduceOp::Avg);
+  emu::streamOf(stream).enqueue([=] { fn(data, n, nranks); });
+  return 0;
+}
+
+void runWalk(const walk::WalkArgs* args, DataType type, unsigned channels) {
+  std::vector<std::unique_ptr<walk::HostTeamShared>> teams;
+  std::vector<std::thread> threads;
+  for (unsigned ch = 0; ch < channels; ++ch) {
+    teams.push_back(std::make_unique<walk::HostTeamShared>(kTeamThreads));
+    walk::HostTeamShared* shared = teams.back().get();
+    for (int t = 0; t < kTeamThreads; ++t) {
+      threads.emplace_back([shared, t, args, ch, type] {
+        walk::withElement(type, [&](auto e) {
+          walk::HostTeam team(*shared, t);
+          walk::PlanWalker<walk::HostTeam, decltype(e)> walker(team, *args, ch);
+          return walker.run();
+        });
+      });
+    }
+  }
+  for (std::thread& t : threads) t.join();
+}
+
+int walkKernel(const void* args, int type, unsigned channels, void* stream) {
+  if (args == nullptr || channels == 0 || !validType(type)) return 1;
+  const auto* walkArgs = static_cast<const walk::WalkArgs*>(args);
+  emu::streamOf(stream).enqueue([=] { runWalk(walkArgs, static_cast<DataType>(type), channels); });
+  return 0;
+}
+
+int prepareWalk() { return 0; }
+
+constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION, &reduce, &avgFinalize,
+                                    &walkKernel, &prepareWalk};
+
+}  // namespace
+
+extern "C" const LoomCudaKernels* loomCudaKernels(void) { return &kTable; }
