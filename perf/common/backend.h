@@ -50,6 +50,10 @@ class Backend {
   /// Payload bytes this rank has sent to peers so far (the library's own
   /// count, after compression), or -1 when the library cannot say.
   virtual int64_t bytesSentSoFar() { return -1; }
+  /// The stream this rank's calls on device buffers go on (a CUDA stream;
+  /// nullptr: the default one). Ranks that are threads of one process need
+  /// one each: a library may refuse to run theirs on one shared stream.
+  virtual void useStream(void* /*stream*/) {}
 };
 
 }  // namespace perf

@@ -25,8 +25,13 @@ namespace perf {
 struct DeviceMemory {
   void* (*alloc)(size_t bytes) = nullptr;  ///< throws on failure
   void (*release)(void* ptr) = nullptr;
-  void (*copy)(void* dst, const void* src, size_t bytes, bool toDevice) = nullptr;
-  void (*synchronize)() = nullptr;  ///< waits for the device before a timer reads
+  /// Copies on `stream` and waits for it: ordered with the rank's calls, and
+  /// never waiting for another rank's stream (whose work may be waiting for
+  /// this rank's next call).
+  void (*copy)(void* dst, const void* src, size_t bytes, bool toDevice, void* stream) = nullptr;
+  void (*synchronize)(void* stream) = nullptr;  ///< waits for `stream` before a timer reads
+  void* (*createStream)() = nullptr;            ///< one per rank; throws on failure
+  void (*destroyStream)(void* stream) = nullptr;
 };
 
 struct RunConfig {
@@ -110,6 +115,14 @@ inline int64_t runBenchmark(Backend& be, const RunConfig& cfg) {
   };
   DevicePtr dsend = dev ? deviceBuffer(maxBytes) : DevicePtr(nullptr, [](char*) {});
   DevicePtr drecv = dev ? deviceBuffer(maxBytes) : DevicePtr(nullptr, [](char*) {});
+  using StreamPtr = std::unique_ptr<void, std::function<void(void*)>>;
+  StreamPtr stream = dev ? StreamPtr(dev->createStream(),
+                                     [dev, &be](void* s) {
+                                       be.useStream(nullptr);
+                                       dev->destroyStream(s);
+                                     })
+                         : StreamPtr(nullptr, [](void*) {});
+  be.useStream(stream.get());
 
   int64_t wrongTotal = 0;
   double busBwSum = 0;
@@ -147,14 +160,13 @@ inline int64_t runBenchmark(Backend& be, const RunConfig& cfg) {
           if (cfg.check) {
             fillInput(type, lay.input, inputElems(cfg.coll, count, n), rank, fillOp);
             if (dev) {
-              dev->copy(dsend.get(), send.get(), bytes, true);
-              dev->copy(drecv.get(), recv.get(), bytes, true);
+              dev->copy(dsend.get(), send.get(), bytes, true, stream.get());
+              dev->copy(drecv.get(), recv.get(), bytes, true, stream.get());
             }
             be.run(call);
             if (dev) {
-              dev->synchronize();
-              dev->copy(send.get(), dsend.get(), bytes, false);
-              dev->copy(recv.get(), drecv.get(), bytes, false);
+              dev->copy(send.get(), dsend.get(), bytes, false, stream.get());
+              dev->copy(recv.get(), drecv.get(), bytes, false, stream.get());
             }
             ExpectContext ctx{cfg.coll,
                               fillOp,
@@ -173,7 +185,7 @@ inline int64_t runBenchmark(Backend& be, const RunConfig& cfg) {
           const int64_t sentBefore = be.bytesSentSoFar();
           const auto start = std::chrono::steady_clock::now();
           for (int i = 0; i < cfg.iters; ++i) be.run(call);
-          if (dev) dev->synchronize();
+          if (dev) dev->synchronize(stream.get());
           const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
           const int64_t sentAfter = be.bytesSentSoFar();
           if (sentBefore >= 0 && sentAfter >= sentBefore && cfg.iters > 0) {

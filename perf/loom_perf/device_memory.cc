@@ -25,14 +25,26 @@ void* allocate(size_t bytes) {
 
 void release(void* p) { cudaFree(p); }
 
-void copy(void* dst, const void* src, size_t bytes, bool toDevice) {
-  ok(cudaMemcpy(dst, src, bytes, toDevice ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost),
-     "cudaMemcpy");
+void synchronize(void* stream) {
+  ok(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
 }
 
-void synchronize() { ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+void copy(void* dst, const void* src, size_t bytes, bool toDevice, void* stream) {
+  ok(cudaMemcpyAsync(dst, src, bytes, toDevice ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                     static_cast<cudaStream_t>(stream)),
+     "cudaMemcpyAsync");
+  synchronize(stream);
+}
 
-const DeviceMemory kCuda{allocate, release, copy, synchronize};
+void* createStream() {
+  cudaStream_t stream = nullptr;
+  ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  return stream;
+}
+
+void destroyStream(void* stream) { cudaStreamDestroy(static_cast<cudaStream_t>(stream)); }
+
+const DeviceMemory kCuda{allocate, release, copy, synchronize, createStream, destroyStream};
 
 }  // namespace
 

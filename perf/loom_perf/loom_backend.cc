@@ -70,38 +70,37 @@ void LoomBackend::check(loomResult_t result, const char* what) const {
 }
 
 void LoomBackend::run(const Call& call) {
+  loomStream_t stream = stream_;
   const loomDataType_t type = loomType(call.type);
   const size_t n = call.count;
   switch (call.coll) {
     case Coll::AllReduce:
-      check(loomAllReduce(call.input, call.output, n, type, loomOp(call.op), comm_, nullptr),
+      check(loomAllReduce(call.input, call.output, n, type, loomOp(call.op), comm_, stream),
             "loomAllReduce");
       break;
     case Coll::AllGather:
-      check(loomAllGather(call.input, call.output, n, type, comm_, nullptr), "loomAllGather");
+      check(loomAllGather(call.input, call.output, n, type, comm_, stream), "loomAllGather");
       break;
     case Coll::ReduceScatter:
-      check(loomReduceScatter(call.input, call.output, n, type, loomOp(call.op), comm_, nullptr),
+      check(loomReduceScatter(call.input, call.output, n, type, loomOp(call.op), comm_, stream),
             "loomReduceScatter");
       break;
     case Coll::Broadcast:
-      check(loomBroadcast(call.input, call.output, n, type, call.root, comm_, nullptr),
+      check(loomBroadcast(call.input, call.output, n, type, call.root, comm_, stream),
             "loomBroadcast");
       break;
     case Coll::Reduce:
-      check(
-          loomReduce(call.input, call.output, n, type, loomOp(call.op), call.root, comm_, nullptr),
-          "loomReduce");
+      check(loomReduce(call.input, call.output, n, type, loomOp(call.op), call.root, comm_, stream),
+            "loomReduce");
       break;
     case Coll::AllToAll:
-      check(loomAllToAll(call.input, call.output, n, type, comm_, nullptr), "loomAllToAll");
+      check(loomAllToAll(call.input, call.output, n, type, comm_, stream), "loomAllToAll");
       break;
     case Coll::Gather:
-      check(loomGather(call.input, call.output, n, type, call.root, comm_, nullptr), "loomGather");
+      check(loomGather(call.input, call.output, n, type, call.root, comm_, stream), "loomGather");
       break;
     case Coll::Scatter:
-      check(loomScatter(call.input, call.output, n, type, call.root, comm_, nullptr),
-            "loomScatter");
+      check(loomScatter(call.input, call.output, n, type, call.root, comm_, stream), "loomScatter");
       break;
     case Coll::SendRecv: {
       // A ring shift, as nccl-tests measures it: send to the next rank, receive from
@@ -109,8 +108,8 @@ void LoomBackend::run(const Call& call) {
       const int next = (rank_ + 1) % nranks_;
       const int prev = (rank_ + nranks_ - 1) % nranks_;
       check(loomGroupStart(), "loomGroupStart");
-      const loomResult_t sent = loomSend(call.input, n, type, next, comm_, nullptr);
-      const loomResult_t received = loomRecv(call.output, n, type, prev, comm_, nullptr);
+      const loomResult_t sent = loomSend(call.input, n, type, next, comm_, stream);
+      const loomResult_t received = loomRecv(call.output, n, type, prev, comm_, stream);
       const loomResult_t ended = loomGroupEnd();
       check(sent, "loomSend");
       check(received, "loomRecv");

@@ -26,6 +26,7 @@ class LoomBackend : public Backend {
   double combineTime(double seconds, AvgMode mode) override;
   int64_t sumOverRanks(int64_t value) override;
   int64_t bytesSentSoFar() override;
+  void useStream(void* stream) override { stream_ = stream; }
 
  private:
   void check(loomResult_t result, const char* what) const;
@@ -34,6 +35,7 @@ class LoomBackend : public Backend {
   std::string launch_;
   int rank_ = 0;
   int nranks_ = 1;
+  void* stream_ = nullptr;  // for the calls under test; the harness's own calls use none
 };
 
 }  // namespace perf

@@ -45,11 +45,12 @@ cudaError_t fail(cudaError_t error) {
   return error;
 }
 
-/// The emulated context: the default stream, every blocking stream (for the
-/// legacy default stream's synchronous copies) and the peer access enabled.
+/// The emulated context: the default stream, every stream (blocking ones are
+/// what the legacy default stream's synchronous copies wait for) and the
+/// peer access enabled.
 struct Context {
   std::mutex mutex;
-  std::set<Stream*> blocking;
+  std::set<Stream*> streams;
   std::set<std::pair<int, int>> peerAccess;
   Stream* defaultStream = new Stream(false);  // never freed: it outlives static destruction
 };
@@ -64,15 +65,18 @@ bool isDefault(void* stream) {
   return handle == 0 || handle == 1 || handle == 2;  // legacy and per-thread handles
 }
 
-/// A synchronous copy on the legacy default stream waits for every blocking stream.
-void synchronizeAll() {
+/// Waits for every stream (cudaDeviceSynchronize, cudaFree), or with
+/// `blockingOnly` for those the legacy default stream waits for (cudaMemcpy).
+void synchronizeAll(bool blockingOnly = false) {
   Context& c = context();
   std::set<Stream*> streams;
   {
     const std::lock_guard<std::mutex> lock(c.mutex);
-    streams = c.blocking;
+    streams = c.streams;
   }
-  for (Stream* s : streams) s->synchronize();
+  for (Stream* s : streams) {
+    if (!blockingOnly || s->blocking()) s->synchronize();
+  }
   c.defaultStream->synchronize();
 }
 
@@ -172,7 +176,7 @@ cudaError_t cudaFreeHost(void* ptr) {
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind) {
-  emu::synchronizeAll();
+  emu::synchronizeAll(true);
   if (bytes > 0) std::memmove(dst, src, bytes);
   return cudaSuccess;
 }
@@ -194,11 +198,9 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) 
   if (stream == nullptr) return fail(cudaErrorInvalidValue);
   const bool blocking = (flags & cudaStreamNonBlocking) == 0;
   auto* s = new emu::Stream(blocking);
-  if (blocking) {
-    emu::Context& c = emu::context();
-    const std::lock_guard<std::mutex> lock(c.mutex);
-    c.blocking.insert(s);
-  }
+  emu::Context& c = emu::context();
+  const std::lock_guard<std::mutex> lock(c.mutex);
+  c.streams.insert(s);
   *stream = reinterpret_cast<cudaStream_t>(s);
   return cudaSuccess;
 }
@@ -209,9 +211,14 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   {
     emu::Context& c = emu::context();
     const std::lock_guard<std::mutex> lock(c.mutex);
-    c.blocking.erase(s);
+    c.streams.erase(s);
   }
   delete s;  // runs what is queued first, as CUDA finishes a destroyed stream's work
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize() {
+  emu::synchronizeAll();
   return cudaSuccess;
 }
 
