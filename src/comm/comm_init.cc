@@ -158,6 +158,7 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
         "LOOM_CUDA_PATH=kernel, runs them all)",
         comm->config.channels);
   }
+  prepareDeviceWalk(*comm);
   comm->bootstrap->barrier(deadline);
   if (logLevel() >= LogLevel::Info) {
     LOOM_INFO("rank {}/{} ready: {}, slice {} B; host: {}", rank, nranks,

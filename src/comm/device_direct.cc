@@ -160,7 +160,10 @@ DeviceDirectEvents::~DeviceDirectEvents() {
 }
 
 bool runDeviceDirect(Comm& comm, std::span<const Operation> ops) {
-  if (ops.empty() || hasPointToPoint(ops) || !possible(comm)) return false;
+  // Send/recv groups involve only some ranks, so they never ask everyone; a
+  // group with a collective involves every rank (its send/recv calls make the
+  // offer unusable, so it is staged everywhere).
+  if (ops.empty() || !hasCollective(ops) || !possible(comm)) return false;
   const std::vector<Offer> offers = allGatherValue(comm, offerFor(ops));
   const Offer& mine = offers[static_cast<size_t>(comm.rank)];
   for (const Offer& o : offers) {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
+#include "comm/device_walk_parts.h"
 #include "comm/exchange_values.h"
 #include "core/log.h"
 #include "device/cuda_kernels.h"
@@ -34,12 +35,6 @@ struct ArenaRecord {
   int64_t shareable = 0;  // whether the handle was made (8 bytes: no padding to send)
 };
 
-bool canWalkHere() {
-  if (!device::deviceRuntime().available) return false;
-  const LoomCudaKernels* k = device::cudaKernels().table;
-  return k != nullptr && k->walk != nullptr;
-}
-
 /// Whether every rank has a runtime, a device and the kernels: asked of all
 /// ranks together at the first collective (hosts may differ), then kept.
 bool possible(Comm& comm) {
@@ -52,46 +47,27 @@ bool possible(Comm& comm) {
   return comm.deviceWalkCapable == 1;
 }
 
+/// A group of collectives walks one call after another on one stream, so
+/// every call of the group must be walkable, on one device and one stream.
 Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
   Offer offer;
-  if (ops.size() != 1) return offer;  // groups (send/recv, fused calls) are staged for now
   // A channel keeps the counters of at most kMaxConnections peers (all-to-all
   // talks to every rank).
-  if (comm.nranks > static_cast<int>(walk::kMaxConnections)) return offer;
-  const Operation& op = ops.front();
-  if (!op.onDevice || op.codec.kind != CodecKind::None || !canWalkHere()) return offer;
-  const void* any = op.recv != nullptr ? op.recv : op.send;
-  device::CudaPointerAttributes attributes{};
-  const device::DeviceRuntime& rt = device::deviceRuntime();
-  if (any == nullptr || rt.pointerGetAttributes(&attributes, any) != 0) {
-    rt.getLastError();
+  if (comm.nranks > static_cast<int>(walk::kMaxConnections) || !canWalkHere() ||
+      hasPointToPoint(ops)) {
     return offer;
   }
-  if (attributes.type != 2) return offer;  // cudaMemoryTypeDevice
-  offer.usable = 1;
-  offer.device = attributes.device;
-  offer.stream = reinterpret_cast<uintptr_t>(op.stream);
-  return offer;
-}
-
-/// Whether ranks p and q live in one process (pids repeat across hosts and
-/// containers, so the host counts too).
-bool sameProcess(const Comm& comm, int p, int q) {
-  return comm.peers[p].pid == comm.peers[q].pid && comm.peers[p].hostId == comm.peers[q].hostId;
-}
-
-/// The legacy default stream (0, or cudaStreamLegacy): work on it waits for
-/// every blocking stream of the device, and they for it.
-bool legacyStream(uint64_t stream) { return stream == 0 || stream == 1; }
-
-/// Why ranks p and q of one process cannot both walk on their streams (their
-/// kernels must run at the same time to meet), or nullptr.
-const char* streamConflict(const Offer& p, const Offer& q) {
-  if (p.stream == q.stream) return "share a stream";
-  if (p.device == q.device && (legacyStream(p.stream) || legacyStream(q.stream))) {
-    return "share a device and one uses the legacy default stream";
+  const int device = deviceOf(ops.front());
+  for (const Operation& op : ops) {
+    if (!op.onDevice || op.codec.kind != CodecKind::None || op.stream != ops.front().stream ||
+        deviceOf(op) != device || device < 0) {
+      return offer;
+    }
   }
-  return nullptr;
+  offer.usable = 1;
+  offer.device = device;
+  offer.stream = reinterpret_cast<uintptr_t>(ops.front().stream);
+  return offer;
 }
 
 /// Whether every rank can walk on `device`, and no two ranks of one process
@@ -103,7 +79,8 @@ bool agreed(const Comm& comm, const std::vector<Offer>& offers) {
     if (o.usable == 0) return false;
     for (int q = 0; q < p; ++q) {
       if (!sameProcess(comm, p, q)) continue;
-      if (const char* why = streamConflict(offers[q], o)) {
+      if (const char* why =
+              streamConflict(offers[q].device, offers[q].stream, o.device, o.stream)) {
         if (comm.rank == 0) {
           LOOM_INFO(
               "ranks {} and {} {}: staging device buffers, since their kernels would queue "
@@ -338,16 +315,7 @@ std::string finishedWalkFailure(DeviceWalkState& state) {
   return state.failure;
 }
 
-/// Throws when a walk failed: the FIFOs' message numbers no longer agree.
-void checkFinishedWalk(Comm& comm, DeviceWalkState& state) {
-  const std::string failure = finishedWalkFailure(state);
-  if (failure.empty()) return;
-  comm.asyncError.store(loomRemoteError);
-  raise(ErrorCode::RemoteError, "rank {}: {}", comm.rank, failure);
-}
-
 void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
-  const device::DeviceRuntime& rt = device::deviceRuntime();
   PlanRequest req;
   req.collective = op.collective;
   req.algorithm = usualAlgorithm(op.collective);
@@ -358,23 +326,73 @@ void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
   req.inPlace = isInPlace(comm, op);
   const std::shared_ptr<const RankPlan> plan = comm.plan(req);
   const size_t es = dataTypeSize(op.type);
-
-  // Calls on other streams still come after the previous walk: the FIFOs'
-  // message numbers assume one walk at a time per communicator.
-  if (state.walks > 0) {
-    rt.check(rt.streamWaitEvent(op.stream, state.done, 0), "cudaStreamWaitEvent");
-  }
   ensureCapacity(state, &state.scratch, &state.scratchCapacity, plan->scratchElements * es);
-
   walk::WalkCall call;
-  call.rank = comm.rank;
-  call.nranks = comm.nranks;
   call.type = op.type;
   call.op = op.op;
   call.protocol = walk::chooseProtocol(state.geometry, op.count * es);
   call.input = static_cast<const char*>(op.send);
   call.output = static_cast<char*>(op.recv);
   call.scratch = static_cast<char*>(state.scratch);
+  launchWalk(comm, state, *plan, call, op.stream);
+}
+
+}  // namespace
+
+bool canWalkHere() {
+  if (!device::deviceRuntime().available) return false;
+  const LoomCudaKernels* k = device::cudaKernels().table;
+  return k != nullptr && k->walk != nullptr;
+}
+
+int deviceOf(const Operation& op) {
+  const void* any = op.recv != nullptr ? op.recv : op.send;
+  device::CudaPointerAttributes attributes{};
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  if (any == nullptr || rt.pointerGetAttributes(&attributes, any) != 0) {
+    rt.getLastError();
+    return -1;
+  }
+  return attributes.type == 2 ? attributes.device : -1;  // cudaMemoryTypeDevice
+}
+
+bool sameProcess(const Comm& comm, int p, int q) {
+  return comm.peers[p].pid == comm.peers[q].pid && comm.peers[p].hostId == comm.peers[q].hostId;
+}
+
+namespace {
+
+/// The legacy default stream (0, or cudaStreamLegacy): work on it waits for
+/// every blocking stream of the device, and they for it.
+bool legacyStream(uint64_t stream) { return stream == 0 || stream == 1; }
+
+}  // namespace
+
+const char* streamConflict(int deviceP, uint64_t streamP, int deviceQ, uint64_t streamQ) {
+  if (streamP == streamQ) return "share a stream";
+  if (deviceP == deviceQ && (legacyStream(streamP) || legacyStream(streamQ))) {
+    return "share a device and one uses the legacy default stream";
+  }
+  return nullptr;
+}
+
+void checkFinishedWalk(Comm& comm, DeviceWalkState& state) {
+  const std::string failure = finishedWalkFailure(state);
+  if (failure.empty()) return;
+  comm.asyncError.store(loomRemoteError);
+  raise(ErrorCode::RemoteError, "rank {}: {}", comm.rank, failure);
+}
+
+void launchWalk(Comm& comm, DeviceWalkState& state, const RankPlan& plan, walk::WalkCall call,
+                void* stream) {
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  // Calls on other streams still come after the previous walk: the FIFOs'
+  // message numbers assume one walk at a time per communicator.
+  if (state.walks > 0) {
+    rt.check(rt.streamWaitEvent(stream, state.done, 0), "cudaStreamWaitEvent");
+  }
+  call.rank = comm.rank;
+  call.nranks = comm.nranks;
   call.timeoutNs = static_cast<uint64_t>(comm.config.timeout.count()) * 1'000'000;
   call.abort = state.abortWord;
   walk::FifoRoutes routes;
@@ -388,11 +406,11 @@ void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
   // had to grow (and so moved).
   const size_t slot = state.walks % DeviceWalkState::kProgramSlots;
   auto slotAddress = [&] { return state.programs + slot * state.programCapacity; };
-  walk::WalkProgram program = walk::buildWalkProgram(*plan, call, state.geometry, routes,
+  walk::WalkProgram program = walk::buildWalkProgram(plan, call, state.geometry, routes,
                                                      reinterpret_cast<uintptr_t>(slotAddress()));
   if (program.bytes() > state.programCapacity) {
     ensureProgramCapacity(state, program.bytes());
-    program = walk::buildWalkProgram(*plan, call, state.geometry, routes,
+    program = walk::buildWalkProgram(plan, call, state.geometry, routes,
                                      reinterpret_cast<uintptr_t>(slotAddress()));
   }
   char* onDevice = slotAddress();
@@ -401,28 +419,26 @@ void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
     rt.check(rt.eventSynchronize(state.uploaded[slot]), "cudaEventSynchronize");
   }
   if (state.proxy != nullptr) {
-    state.proxy->add(walk::proxyMessages(*plan, call, state.geometry, state.proxied));
+    state.proxy->add(walk::proxyMessages(plan, call, state.geometry, state.proxied));
   }
   std::memcpy(staging, program.words.data(), program.bytes());
-  rt.check(rt.memcpyAsync(onDevice, staging, program.bytes(), CopyKind::HostToDevice, op.stream),
+  rt.check(rt.memcpyAsync(onDevice, staging, program.bytes(), CopyKind::HostToDevice, stream),
            "copy of the walk program");
-  rt.check(rt.eventRecord(state.uploaded[slot], op.stream), "cudaEventRecord");
+  rt.check(rt.eventRecord(state.uploaded[slot], stream), "cudaEventRecord");
   const LoomCudaKernels& k = *device::cudaKernels().table;
-  rt.check(k.walk(onDevice, static_cast<int>(op.type), program.channels, op.stream),
+  rt.check(k.walk(onDevice, static_cast<int>(call.type), program.channels, stream),
            "launch of the plan-walking kernel");
   // The mirror and `done` change together, so a poller never reads a mirror
   // that this walk's copy may be writing.
   const std::lock_guard<std::mutex> lock(state.statusMutex);
-  rt.check(rt.memcpyAsync(state.statusMirror, onDevice + program.statusOffset,
-                          sizeof(walk::WalkStatus) * program.channels, CopyKind::DeviceToHost,
-                          op.stream),
-           "copy of the walk's statuses");
-  rt.check(rt.eventRecord(state.done, op.stream), "cudaEventRecord");
+  rt.check(
+      rt.memcpyAsync(state.statusMirror, onDevice + program.statusOffset,
+                     sizeof(walk::WalkStatus) * program.channels, CopyKind::DeviceToHost, stream),
+      "copy of the walk's statuses");
+  rt.check(rt.eventRecord(state.done, stream), "cudaEventRecord");
   state.pending = true;
   ++state.walks;
 }
-
-}  // namespace
 
 std::string describeWalkFailure(std::span<const walk::WalkStatus> statuses) {
   std::string out;
@@ -475,14 +491,16 @@ DeviceWalkState::~DeviceWalkState() {
   if (abortWord != nullptr) rt.freeHost(abortWord);
 }
 
-bool runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
-  // LOOM_CUDA_PATH is part of the configuration every rank agreed on, so all
-  // ranks of a collective reach the agreements below together; send/recv
-  // groups involve only some ranks and are staged.
-  if (ops.empty() || comm.config.cudaPath != CudaPath::Kernel || hasPointToPoint(ops) ||
-      !possible(comm)) {
-    return false;
-  }
+bool runDeviceWalk(Comm& comm, std::span<const Operation> ops, std::vector<Operation>* rest) {
+  rest->clear();
+  if (ops.empty() || comm.config.cudaPath != CudaPath::Kernel) return false;
+  // A send/recv group involves only some ranks: its pairs agree among
+  // themselves. A group with a collective involves every rank, and
+  // LOOM_CUDA_PATH is part of the configuration they all agreed on, so all
+  // reach the agreements below together (a group that also holds send/recv
+  // on some ranks offers nothing and is staged everywhere).
+  if (!hasCollective(ops)) return walkPointToPoint(comm, ops, rest);
+  if (!possible(comm)) return false;
   const std::vector<Offer> offers = allGatherValue(comm, offerFor(comm, ops));
   if (!agreed(comm, offers)) return false;
   std::vector<int> devices;
@@ -505,9 +523,47 @@ bool runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
     comm.deviceWalk = std::move(fresh);
   }
   checkFinishedWalk(comm, *comm.deviceWalk);
-  walkOne(comm, *comm.deviceWalk, ops.front());
+  for (const Operation& op : ops) walkOne(comm, *comm.deviceWalk, op);
   comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+void prepareDeviceWalk(Comm& comm) {
+  if (comm.config.cudaPath != CudaPath::Kernel) return;
+  /// Whether a rank can walk now, and on which device (the current one).
+  struct Ready {
+    int32_t usable = 0;
+    int32_t device = -1;
+  };
+  Ready mine;
+  // Only where the application has loaded CUDA: a host-only program never
+  // loads a runtime because of this setting.
+  if (device::cudaDriverLoaded() && canWalkHere() &&
+      comm.nranks <= static_cast<int>(walk::kMaxConnections)) {
+    const device::DeviceRuntime& rt = device::deviceRuntime();
+    int current = -1;
+    if (rt.getDevice(&current) == 0) {
+      mine.usable = 1;
+      mine.device = current;
+    } else {
+      rt.getLastError();
+    }
+  }
+  const std::vector<Ready> all = allGatherValue(comm, mine);
+  std::vector<int> devices;
+  for (const Ready& r : all) {
+    if (r.usable == 0) return;  // the first collective asks again
+    devices.push_back(r.device);
+  }
+  comm.deviceWalkCapable = 1;
+  const device::DeviceScope scope(mine.device);
+  // The per-thread default stream: the legacy one would wait for every
+  // blocking stream of the device, some of which may hold other
+  // communicators' walks.
+  void* const perThreadStream = reinterpret_cast<void*>(uintptr_t{2});
+  std::unique_ptr<DeviceWalkState> fresh = createState(comm, devices, perThreadStream);
+  const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
+  comm.deviceWalk = std::move(fresh);
 }
 
 void pollDeviceWalk(Comm& comm) {

@@ -60,7 +60,8 @@ struct DeviceWalkState {
   /// Guards pending, failure and the status mirror against
   /// loomCommGetAsyncError's thread.
   std::mutex statusMutex;
-  uint64_t walks = 0;  ///< walks enqueued, for messages
+  uint64_t walks = 0;                  ///< walks enqueued, for messages
+  bool announcedPointToPoint = false;  ///< the log said send/recv groups walk
 
   DeviceWalkState() = default;
   DeviceWalkState(const DeviceWalkState&) = delete;
@@ -71,12 +72,22 @@ struct DeviceWalkState {
 
 /// Runs `ops` with the device plan walker and returns true, or returns false
 /// (having run nothing) when they must take another path: not asked for, no
-/// kernels, host buffers, compression, send/recv or groups of several calls,
-/// or two ranks of one process on one stream (their kernels would queue behind each other and
+/// kernels, host buffers, compression, a group whose calls are on several
+/// streams or devices, collectives and send/recv in one group, or two ranks
+/// of one process on one stream (their kernels would queue behind each other and
 /// never meet). Decided together with every peer, so all ranks agree. Throws
 /// RemoteError when the previous walk on this communicator failed (a peer
 /// never came, or the communicator was aborted).
-bool runDeviceWalk(Comm& comm, std::span<const Operation> ops);
+/// A send/recv group may be split: the pairs whose both ends can walk are
+/// walked, and the calls left for another path are in `rest` (empty when
+/// everything ran).
+bool runDeviceWalk(Comm& comm, std::span<const Operation> ops, std::vector<Operation>* rest);
+
+/// With LOOM_CUDA_PATH=kernel, makes the walker's FIFOs on every rank's
+/// current device at communicator creation (collective), so that send/recv
+/// groups can walk before any collective ran; does nothing when a rank has
+/// no CUDA loaded or cannot walk.
+void prepareDeviceWalk(Comm& comm);
 
 /// Waits until the proxy of `comm`'s device walks has moved everything, so the
 /// host may use the network links again (every call starts with this).

@@ -60,6 +60,8 @@ bool isReduction(Collective c);
 /// that exchange, not by every rank, so nothing decided for it may need the
 /// whole communicator (the device paths' agreements stage it instead).
 bool hasPointToPoint(std::span<const Operation> ops);
+/// Whether any of `ops` is a collective (every rank of the communicator takes part).
+bool hasCollective(std::span<const Operation> ops);
 
 /// Whether send/recv are the C API's in-place layout for this collective
 /// (all-reduce etc.: same pointer; all-gather/gather: send = recv + rank*count;

@@ -251,7 +251,11 @@ void recordCall(Comm& comm, std::span<const Operation> ops, uint64_t sent) {
 void runOperations(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty()) return;
   quiesceDeviceWalkProxy(comm);  // the host is about to use the network links
-  if (runDeviceWalk(comm, ops)) return;
+  std::vector<Operation> rest;
+  if (runDeviceWalk(comm, ops, &rest)) {
+    if (rest.empty()) return;
+    ops = rest;  // send/recv pairs that could not walk, after those that did
+  }
   if (runDeviceDirect(comm, ops)) return;
   waitForStreamOrderedHostBuffers(ops);
   if (std::any_of(ops.begin(), ops.end(), [](const Operation& op) { return op.onDevice; })) {

@@ -31,6 +31,12 @@ bool hasPointToPoint(std::span<const Operation> ops) {
   });
 }
 
+bool hasCollective(std::span<const Operation> ops) {
+  return std::any_of(ops.begin(), ops.end(), [](const Operation& op) {
+    return op.collective != Collective::Send && op.collective != Collective::Recv;
+  });
+}
+
 bool isInPlace(const Comm& comm, const Operation& op) {
   const auto* s = static_cast<const char*>(op.send);
   const auto* r = static_cast<const char*>(op.recv);

@@ -32,7 +32,7 @@ float valueOf(int rank, size_t i) {
   return static_cast<float>((static_cast<size_t>(rank) * 5 + i * 3) % 13 + 1);
 }
 
-/// All-reduce (sum), all-gather and broadcast of `count` floats.
+/// All-reduce (sum), all-gather, broadcast and a send/recv ring of `count` floats.
 int check(loomComm_t comm, int rank, int nranks, size_t count, cudaStream_t stream) {
   std::vector<float> mine(count * nranks);
   for (size_t i = 0; i < mine.size(); ++i) mine[i] = valueOf(rank, i);
@@ -62,6 +62,17 @@ int check(loomComm_t comm, int rank, int nranks, size_t count, cudaStream_t stre
   CHECK_CUDA(cudaStreamSynchronize(stream));
   CHECK_CUDA(cudaMemcpy(got.data(), recv, count * sizeof(float), cudaMemcpyDeviceToHost));
   for (size_t i = 0; i < count; ++i) wrong += got[i] != valueOf(1, i);
+
+  // Send/recv in one group around the ring: rank r gets rank r-1's values.
+  const int next = (rank + 1) % nranks;
+  const int prev = (rank + nranks - 1) % nranks;
+  CHECK_LOOM(loomGroupStart());
+  CHECK_LOOM(loomSend(send, count, loomFloat32, next, comm, stream));
+  CHECK_LOOM(loomRecv(recv, count, loomFloat32, prev, comm, stream));
+  CHECK_LOOM(loomGroupEnd());
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  CHECK_CUDA(cudaMemcpy(got.data(), recv, count * sizeof(float), cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < count; ++i) wrong += got[i] != valueOf(prev, i);
 
   cudaFree(send);
   cudaFree(recv);

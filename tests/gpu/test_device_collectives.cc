@@ -323,6 +323,89 @@ TEST_P(DeviceCollectives, DataMovement) {
   }
 }
 
+// Several calls per rank in one group (a framework's bucketed gradients): an
+// all-reduce of floats, an all-gather of int32 and a broadcast of bf16, on
+// one stream per rank; a path that walks a group runs them in order.
+TEST_P(DeviceCollectives, SeveralCallsInOneGroup) {
+  const auto [n, count] = GetParam();
+  Ranks ranks(n);
+  std::vector<std::unique_ptr<Device>> sums, gathered, mine, bcast;
+  std::vector<std::vector<double>> values(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    values[r].resize(count);
+    for (size_t i = 0; i < count; ++i) values[r][i] = valueOf(r, i);
+    sums.push_back(std::make_unique<Device>(count * 4));
+    sums.back()->upload(encode(loomFloat32, values[r]));
+    mine.push_back(std::make_unique<Device>(count * 4));
+    mine.back()->upload(encode(loomInt32, values[r]));
+    gathered.push_back(std::make_unique<Device>(count * 4 * n));
+    bcast.push_back(std::make_unique<Device>(count * 2));
+    bcast.back()->upload(encode(loomBfloat16, values[r]));
+  }
+  ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+    loomResult_t rc = loomAllReduce(sums[r]->ptr, sums[r]->ptr, count, loomFloat32, loomSum, c, s);
+    if (rc == loomSuccess)
+      rc = loomAllGather(mine[r]->ptr, gathered[r]->ptr, count, loomInt32, c, s);
+    if (rc == loomSuccess)
+      rc = loomBroadcast(bcast[r]->ptr, bcast[r]->ptr, count, loomBfloat16, 0, c, s);
+    return rc;
+  }),
+            loomSuccess)
+      << loomGetLastError(nullptr);
+  std::vector<double> total(count, 0.0);
+  for (int r = 0; r < n; ++r) {
+    for (size_t i = 0; i < count; ++i) total[i] += values[r][i];
+  }
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(sums[r]->download(0, count * 4), encode(loomFloat32, total)) << "rank " << r;
+    for (int b = 0; b < n; ++b) {
+      EXPECT_EQ(gathered[r]->download(b * count * 4, count * 4), encode(loomInt32, values[b]))
+          << "rank " << r << " block " << b;
+    }
+    EXPECT_EQ(bcast[r]->download(0, count * 2), encode(loomBfloat16, values[0])) << "rank " << r;
+  }
+}
+
+// A group that mixes a collective with send/recv on some ranks only: ranks 0
+// and 1 also exchange a buffer, rank 2 makes just the all-reduce. Every rank
+// must reach the same path for the all-reduce without waiting for the others.
+TEST(DeviceCollectivesGroups, CollectiveAndSendRecvOnSomeRanks) {
+  constexpr int kRanks = 3;
+  constexpr size_t kCount = 1031;
+  Ranks ranks(kRanks);
+  std::vector<std::unique_ptr<Device>> sums, sent, received;
+  std::vector<std::vector<double>> values(kRanks, std::vector<double>(kCount));
+  for (int r = 0; r < kRanks; ++r) {
+    for (size_t i = 0; i < kCount; ++i) values[r][i] = valueOf(r, i);
+    sums.push_back(std::make_unique<Device>(kCount * 4));
+    sums.back()->upload(encode(loomFloat32, values[r]));
+    sent.push_back(std::make_unique<Device>(kCount * 8));
+    sent.back()->upload(encode(loomFloat64, values[r]));
+    received.push_back(std::make_unique<Device>(kCount * 8));
+  }
+  ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+    loomResult_t rc = loomAllReduce(sums[r]->ptr, sums[r]->ptr, kCount, loomFloat32, loomSum, c, s);
+    if (rc == loomSuccess && r < 2) {
+      rc = loomSend(sent[r]->ptr, kCount, loomFloat64, 1 - r, c, s);
+      if (rc == loomSuccess) rc = loomRecv(received[r]->ptr, kCount, loomFloat64, 1 - r, c, s);
+    }
+    return rc;
+  }),
+            loomSuccess)
+      << loomGetLastError(nullptr);
+  std::vector<double> total(kCount, 0.0);
+  for (int r = 0; r < kRanks; ++r) {
+    for (size_t i = 0; i < kCount; ++i) total[i] += values[r][i];
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(sums[r]->download(0, kCount * 4), encode(loomFloat32, total)) << "rank " << r;
+  }
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(received[r]->download(0, kCount * 8), encode(loomFloat64, values[1 - r]))
+        << "rank " << r;
+  }
+}
+
 std::string shapeName(const testing::TestParamInfo<Shape>& info) {
   return "n" + std::to_string(info.param.nranks) + "_count" + std::to_string(info.param.count);
 }

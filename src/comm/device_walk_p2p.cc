@@ -1,0 +1,148 @@
+// Send/recv groups on the plan-walking kernel. Only the two ends of each pair
+// take part in a send/recv, so nothing here asks the whole communicator: the
+// ends of every pair trade a small offer over their link and both decide the
+// same way from the two offers. Pairs that can walk become one walk of this
+// rank's sends and receives (bytes, bulk protocol; k-th send to a peer meets
+// that peer's k-th receive, as on the host path), launched before the other
+// pairs are staged, so that a stream wait on the staged side never waits for
+// a walk that was not launched yet.
+#include <algorithm>
+
+#include "comm/device_walk_parts.h"
+#include "comm/exchange_values.h"
+#include "core/log.h"
+#include "device/device_scope.h"
+
+namespace loom {
+namespace {
+
+/// What a rank tells one peer before a send/recv group: whether its calls
+/// with that peer can walk, where, and what they move, so that a pair with
+/// mismatched calls is left to the host path (which reports the mismatch).
+struct PairOffer {
+  int32_t usable = 0;
+  int32_t device = -1;
+  uint64_t stream = 0;
+  uint64_t sends = 0;  ///< calls sending to the peer, and their bytes
+  uint64_t sendBytes = 0;
+  uint64_t recvs = 0;  ///< calls receiving from the peer, and their bytes
+  uint64_t recvBytes = 0;
+};
+
+bool isSend(const Operation& op) { return op.collective == Collective::Send; }
+
+uint64_t bytesOf(const Operation& op) { return op.count * dataTypeSize(op.type); }
+
+/// This rank's offer to `peer`: its calls with the peer all on `device`
+/// memory (the walker state's) and on the group's stream.
+PairOffer offerTo(int peer, std::span<const Operation> ops, int device, void* stream) {
+  PairOffer offer;
+  offer.usable = 1;
+  offer.device = device;
+  offer.stream = reinterpret_cast<uintptr_t>(stream);
+  for (const Operation& op : ops) {
+    if (op.root != peer) continue;
+    if (!op.onDevice || op.stream != stream || deviceOf(op) != device) offer.usable = 0;
+    (isSend(op) ? offer.sends : offer.recvs) += 1;
+    (isSend(op) ? offer.sendBytes : offer.recvBytes) += bytesOf(op);
+  }
+  return offer;
+}
+
+/// Both ends decide alike: each can walk, the calls match, and two ranks of
+/// one process would not make each other's kernels wait.
+bool pairWalks(const Comm& comm, int peer, const PairOffer& mine, const PairOffer& theirs) {
+  if (mine.usable == 0 || theirs.usable == 0) return false;
+  if (mine.sends != theirs.recvs || mine.sendBytes != theirs.recvBytes ||
+      mine.recvs != theirs.sends || mine.recvBytes != theirs.sendBytes) {
+    return false;
+  }
+  return !sameProcess(comm, comm.rank, peer) ||
+         streamConflict(mine.device, mine.stream, theirs.device, theirs.stream) == nullptr;
+}
+
+/// One step per call, in bytes, addressed from the lowest send and receive
+/// buffer (the walk has one input and one output base).
+RankPlan planOf(std::span<const Operation* const> walked, const char** input, char** output) {
+  *input = nullptr;
+  *output = nullptr;
+  for (const Operation* op : walked) {
+    if (isSend(*op)) {
+      const auto* at = static_cast<const char*>(op->send);
+      *input = *input == nullptr ? at : std::min(*input, at);
+    } else {
+      auto* at = static_cast<char*>(op->recv);
+      *output = *output == nullptr ? at : std::min(*output, at);
+    }
+  }
+  RankPlan plan;
+  plan.streams.emplace_back();
+  for (const Operation* op : walked) {
+    Step step;
+    step.count = bytesOf(*op);
+    if (isSend(*op)) {
+      step.kind = StepKind::Send;
+      step.sendPeer = op->root;
+      step.src = {BufferId::Input,
+                  static_cast<size_t>(static_cast<const char*>(op->send) - *input)};
+    } else {
+      step.kind = StepKind::Recv;
+      step.recvPeer = op->root;
+      step.dst = {BufferId::Output, static_cast<size_t>(static_cast<char*>(op->recv) - *output)};
+    }
+    plan.streams.back().push_back(step);
+  }
+  return plan;
+}
+
+}  // namespace
+
+bool walkPointToPoint(Comm& comm, std::span<const Operation> ops, std::vector<Operation>* rest) {
+  // The walker state is made at a collective that every rank agreed on, so
+  // both ends of every pair have one, or neither has.
+  DeviceWalkState* state = comm.deviceWalk.get();
+  if (state == nullptr || !canWalkHere()) return false;
+  std::vector<int> peers;
+  for (const Operation& op : ops) {
+    if (op.root != comm.rank && std::find(peers.begin(), peers.end(), op.root) == peers.end()) {
+      peers.push_back(op.root);
+    }
+  }
+  if (peers.empty()) return false;  // only transfers to itself: the host path copies them
+  void* stream = ops.front().stream;
+  std::vector<PairOffer> mine;
+  for (int peer : peers) mine.push_back(offerTo(peer, ops, state->device, stream));
+  const std::vector<PairOffer> theirs =
+      exchangeWithPeers(comm, peers, std::span<const PairOffer>(mine));
+
+  std::vector<const Operation*> walked;
+  for (const Operation& op : ops) {
+    const auto at = std::find(peers.begin(), peers.end(), op.root);
+    const size_t i = static_cast<size_t>(at - peers.begin());
+    if (at != peers.end() && pairWalks(comm, op.root, mine[i], theirs[i])) {
+      walked.push_back(&op);
+    } else {
+      rest->push_back(op);
+    }
+  }
+  if (walked.empty()) {
+    rest->clear();
+    return false;
+  }
+  const device::DeviceScope scope(state->device);
+  checkFinishedWalk(comm, *state);
+  walk::WalkCall call;
+  call.type = DataType::Uint8;
+  call.protocol = walk::Protocol::Bulk;  // both ends derive it without knowing the other's group
+  const RankPlan plan = planOf(walked, &call.input, &call.output);
+  launchWalk(comm, *state, plan, call, stream);
+  comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
+  if (!state->announcedPointToPoint) {
+    state->announcedPointToPoint = true;
+    LOOM_INFO("rank {}: send/recv groups walk on the device (first: {} of {} calls)", comm.rank,
+              walked.size(), ops.size());
+  }
+  return true;
+}
+
+}  // namespace loom

@@ -1,0 +1,37 @@
+// The pieces device_walk.cc shares with device_walk_p2p.cc (send/recv groups
+// on the plan-walking kernel); not for other callers.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "collectives/plan.h"
+#include "collectives/walker/walk_program.h"
+#include "comm/device_walk.h"
+
+namespace loom {
+
+/// Whether this process has a CUDA runtime with a device and the walk kernels.
+bool canWalkHere();
+/// The device of `op`'s buffers, or -1 when they are not device memory.
+int deviceOf(const Operation& op);
+/// Whether ranks p and q live in one process (pids repeat across hosts and
+/// containers, so the host counts too).
+bool sameProcess(const Comm& comm, int p, int q);
+/// Why two ranks of one process cannot both walk on these streams (their
+/// kernels must run at the same time to meet), or nullptr.
+const char* streamConflict(int deviceP, uint64_t streamP, int deviceQ, uint64_t streamQ);
+/// Throws RemoteError when a walk of `state` failed: the FIFOs' message
+/// numbers no longer agree.
+void checkFinishedWalk(Comm& comm, DeviceWalkState& state);
+/// Enqueues `plan` on `stream` as one walk: program upload, kernel, status
+/// copy. `call` names the type, op, protocol and buffers; the rest is filled in.
+void launchWalk(Comm& comm, DeviceWalkState& state, const RankPlan& plan, walk::WalkCall call,
+                void* stream);
+/// Walks the send/recv pairs of a group whose two ends both can (agreed
+/// pairwise over the links, never with bystanders) and leaves the others in
+/// `rest`; false when it walked nothing.
+bool walkPointToPoint(Comm& comm, std::span<const Operation> ops, std::vector<Operation>* rest);
+
+}  // namespace loom
