@@ -14,6 +14,10 @@
 # Fails (exit 1) when there is no usable CUDA device, when the driver is too old
 # for CUDA 13 binaries, when the build fails, or when any GPU test fails or is
 # skipped: on a GPU machine a skip is a failure.
+# GPU_CHECK_EMULATED=1 rehearses the script on a machine without a GPU, on the
+# emulated CUDA runtime (tests/emulated_cuda, docs/cuda.md): no driver checks,
+# and without what only real kernels can run (gpu.kernels, loom_gpu_bench,
+# torch). It checks the script and the host side of the paths, not the GPU.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,23 +34,33 @@ fail() {
 stamp() { echo "$(date -u +%T) $*" >> "$LOGS/summary.txt"; }
 want() { [[ " $PHASES " == *" $1 "* ]]; }
 
+EMULATED=${GPU_CHECK_EMULATED:-0}
 echo "gpu-check: $(date -u +%FT%TZ) on $(hostname), phases: $PHASES" >> "$LOGS/summary.txt"
+if ((EMULATED)); then
+  stamp "EMULATED CUDA: a rehearsal of this script, not a GPU run"
+  export LD_LIBRARY_PATH="$BUILD/emulated_cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+else
 command -v nvidia-smi > /dev/null || fail "no nvidia-smi: this machine has no NVIDIA driver"
 nvidia-smi > "$LOGS/nvidia-smi.txt" 2>&1 || fail "nvidia-smi failed: no usable GPU (see nvidia-smi.txt)"
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 [[ "$driver" =~ ^[0-9]+ ]] || fail "cannot read the driver version (see nvidia-smi.txt)"
 stamp "driver $driver"
 ((${driver%%.*} >= 580)) || fail "driver $driver is older than R580, which CUDA 13 binaries need"
+fi
 command -v nvcc > /dev/null || export PATH=/usr/local/cuda/bin:$PATH
 command -v nvcc > /dev/null || fail "no nvcc: install the CUDA toolkit"
+# Real kernels only: the emulated runtime cannot run them.
+real_kernels=$((EMULATED ? 0 : 1))
 
 if want build; then
 stamp "build: start"
 timeout 420 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOOM_WITH_CUDA=ON \
   -DLOOM_BUILD_PERF=ON > "$LOGS/configure.log" 2>&1 || fail "configure (see configure.log)"
 start=$(date +%s)
-timeout 420 cmake --build "$BUILD" -j"$JOBS" --target loom_gpu_tests loom_gpu_collective_tests loom_perf loom_nccl \
-  loom_gpu_bench loom_cuda_kernels \
+# Everything `ctest -L gpu` runs: the two-process tests need loomrun and loom_gpu_ipc_check.
+timeout 420 cmake --build "$BUILD" -j"$JOBS" --target loom_gpu_tests loom_gpu_collective_tests \
+  loom_gpu_ipc_check loomrun loom_perf loom_nccl loom_gpu_bench loom_cuda_kernels \
+  $( ((EMULATED)) && echo loom_emulated_kernels) \
   > "$LOGS/build.log" 2>&1 || fail "build (see build.log)"
 stamp "build: $(( $(date +%s) - start )) s"
 fi
@@ -55,8 +69,8 @@ if want test; then
 stamp "test: start"
 
 # ctest exits 0 when a test is skipped, so the skip is looked for explicitly.
-(cd "$BUILD" && timeout 300 ctest -L gpu --output-on-failure) > "$LOGS/ctest-gpu.log" 2>&1 ||
-  fail "GPU tests (see ctest-gpu.log)"
+(cd "$BUILD" && timeout 300 ctest -L gpu $( ((real_kernels)) || echo "-E gpu.kernels") \
+  --output-on-failure) > "$LOGS/ctest-gpu.log" 2>&1 || fail "GPU tests (see ctest-gpu.log)"
 grep -q "Skipped" "$LOGS/ctest-gpu.log" && fail "GPU tests were skipped on a GPU machine"
 grep -E "tests passed|Total Test time" "$LOGS/ctest-gpu.log" >> "$LOGS/summary.txt"
 
@@ -109,8 +123,20 @@ for run in direct:1 kernel:1 kernel:8; do
     fi
   done
 done
+# Send/recv pairs on the plan-walking kernel (each rank to the next, in a group).
+for n in 2 8; do
+  log="$LOGS/perf-sendrecv-$n-kernel.txt"
+  if ! LOOM_CUDA_PATH=kernel timeout 120 "$BUILD/perf/loom_perf" sendrecv --device -t "$n" -b 8 \
+      -e 256M -f 8 -n 5 -w 1 -c 1 > "$log" 2>&1 || ! grep -q "Out of bounds values : 0 OK" "$log"; then
+    echo "perf sendrecv $n ranks kernel: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
+    perf_status=1
+  else
+    echo "perf sendrecv $n ranks kernel: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
+  fi
+done
 ((perf_status == 0)) || fail "loom_perf on device buffers (see perf-*.txt)"
 
+if ((real_kernels)); then
 # Kernel bandwidth beside the device's own D2D copy, and top-k beside torch.topk.
 timeout 120 "$BUILD/perf/gpu/loom_gpu_bench" > "$LOGS/kernel-bench.txt" 2>&1 ||
   fail "loom_gpu_bench (see kernel-bench.txt)"
@@ -137,6 +163,7 @@ case $torch_status in
   77) echo "torch on the shim: SKIPPED ($(head -1 "$LOGS/torch-check.log"))" >> "$LOGS/summary.txt" ;;
   *) fail "torch on the NCCL shim (see torch-check.log)" ;;
 esac
+fi
 fi
 stamp "gpu-check: OK ($PHASES)"
 echo "gpu-check: OK ($PHASES)"
