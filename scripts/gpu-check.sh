@@ -59,7 +59,8 @@ timeout 420 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOOM_WITH_
 start=$(date +%s)
 # Everything `ctest -L gpu` runs: the two-process tests need loomrun and loom_gpu_ipc_check.
 timeout 420 cmake --build "$BUILD" -j"$JOBS" --target loom_gpu_tests loom_gpu_collective_tests \
-  loom_gpu_ipc_check loomrun loom_perf loom_nccl loom_gpu_bench loom_cuda_kernels \
+  loom_gpu_ipc_check loomrun loom_perf loom_nccl nccl_compat_device_buffers loom_gpu_bench \
+  loom_cuda_kernels \
   $( ((EMULATED)) && echo loom_emulated_kernels) \
   > "$LOGS/build.log" 2>&1 || fail "build (see build.log)"
 stamp "build: $(( $(date +%s) - start )) s"
@@ -86,6 +87,17 @@ path_ran() {  # path, what its INFO line says
 }
 path_ran direct "direct device path"
 path_ran kernel "plan-walking kernel"
+
+# An NCCL program on device buffers through the shim, two processes, staged
+# and on the plan-walking kernel (issue 7 on the GPU without torch).
+for path in staged kernel; do
+  log="$LOGS/nccl-device-$path.log"
+  SHIM_TEST_ID_FILE="$LOGS/nccl-id-$path" LOOM_CUDA_PATH=$path LOOM_DEBUG=INFO timeout 120 \
+    "$BUILD/loomrun" -n 2 "$BUILD/tests/nccl_compat/nccl_compat_device_buffers" > "$log" 2>&1 ||
+    fail "NCCL program on device buffers, $path (see $(basename "$log"))"
+  [ "$(grep -c "all values match" "$log")" = 2 ] || fail "NCCL device program, $path: a rank did not finish"
+  stamp "NCCL program on device buffers, $path: OK"
+done
 fi
 
 if want perf; then

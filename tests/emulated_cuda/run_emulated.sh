@@ -8,7 +8,10 @@ dir=$1
 expect=$2
 shift 2
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+ids=$(mktemp -d)
+trap 'rm -rf "$log" "$ids"' EXIT
+# Where the NCCL shim's test programs publish rank 0's unique id: fresh each run.
+export SHIM_TEST_ID_FILE="$ids/id"
 LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LOOM_DEBUG=INFO "$@" >"$log" 2>&1
 rc=$?
 if [ $rc -ne 0 ]; then
