@@ -560,6 +560,7 @@ void prepareDeviceWalk(Comm& comm) {
   // The per-thread default stream: the legacy one would wait for every
   // blocking stream of the device, some of which may hold other
   // communicators' walks.
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): cudaStreamPerThread is the handle 0x2
   void* const perThreadStream = reinterpret_cast<void*>(uintptr_t{2});
   std::unique_ptr<DeviceWalkState> fresh = createState(comm, devices, perThreadStream);
   const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);

@@ -111,6 +111,7 @@ bool walkPointToPoint(Comm& comm, std::span<const Operation> ops, std::vector<Op
   if (peers.empty()) return false;  // only transfers to itself: the host path copies them
   void* stream = ops.front().stream;
   std::vector<PairOffer> mine;
+  mine.reserve(peers.size());
   for (int peer : peers) mine.push_back(offerTo(peer, ops, state->device, stream));
   const std::vector<PairOffer> theirs =
       exchangeWithPeers(comm, peers, std::span<const PairOffer>(mine));

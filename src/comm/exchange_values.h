@@ -49,6 +49,7 @@ std::vector<T> exchangeWithPeers(Comm& comm, std::span<const int> peers, std::sp
     ops.push_back(recv);
   }
   std::vector<const Operation*> pointers;
+  pointers.reserve(ops.size());
   for (const Operation& op : ops) pointers.push_back(&op);
   runPointToPoint(comm, pointers);
   return theirs;

@@ -96,7 +96,8 @@ Lookup lookup(const void* ptr) {
   if (it == r.byBase.begin()) return {};
   --it;
   if (address >= it->first + std::max<size_t>(it->second.bytes, 1)) return {};
-  return Lookup{it->second.kind, it->second.device, reinterpret_cast<char*>(it->first)};
+  return Lookup{it->second.kind, it->second.device,
+                reinterpret_cast<char*>(it->first)};  // NOLINT(performance-no-int-to-ptr)
 }
 
 bool shareDevice(const void* ptr, SharedHandle* handle) {
