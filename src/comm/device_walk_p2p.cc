@@ -62,11 +62,13 @@ bool pairWalks(const Comm& comm, int peer, const PairOffer& mine, const PairOffe
 }
 
 /// One step per call, in bytes, addressed from the lowest send and receive
-/// buffer (the walk has one input and one output base).
+/// buffer (the walk has one input and one output base). Empty calls move
+/// nothing and may have no buffer: both ends leave them out.
 RankPlan planOf(std::span<const Operation* const> walked, const char** input, char** output) {
   *input = nullptr;
   *output = nullptr;
   for (const Operation* op : walked) {
+    if (bytesOf(*op) == 0) continue;
     if (isSend(*op)) {
       const auto* at = static_cast<const char*>(op->send);
       *input = *input == nullptr ? at : std::min(*input, at);
@@ -78,6 +80,7 @@ RankPlan planOf(std::span<const Operation* const> walked, const char** input, ch
   RankPlan plan;
   plan.streams.emplace_back();
   for (const Operation* op : walked) {
+    if (bytesOf(*op) == 0) continue;
     Step step;
     step.count = bytesOf(*op);
     if (isSend(*op)) {
