@@ -146,7 +146,7 @@ class PlanWalker {
   LOOM_HD bool waitFor(const uint64_t* word, Ready ready, int32_t peer, uint32_t waitingFor,
                        bool acquire = true) {
     uint64_t started = 0;
-    for (uint32_t spins = 1;; ++spins) {
+    for (uint64_t spins = 1;; ++spins) {
       if (ready(acquire ? team_.loadAcquire(word) : team_.loadRelaxed(word))) return true;
       team_.relax();
       if (spins % kSpinsPerClockRead != 0) continue;

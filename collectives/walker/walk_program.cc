@@ -99,6 +99,15 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
   return buildWalkProgram(plan, call, geometry, routes, base);
 }
 
+size_t programBytesBound(uint32_t channels, size_t connections, size_t steps) {
+  auto words = [](size_t bytes) { return (bytes + 7) / 8 * 8; };  // as reserve() rounds
+  const size_t perChannel = words(sizeof(SendConnection) * connections) +
+                            words(sizeof(RecvConnection) * connections) +
+                            words(sizeof(WalkStep) * steps);
+  return words(sizeof(WalkArgs)) + words(sizeof(WalkChannel) * channels) +
+         words(sizeof(WalkStatus) * channels) + channels * perChannel;
+}
+
 WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
                              const FifoGeometry& geometry, const FifoRoutes& routes,
                              uintptr_t base) {

@@ -119,6 +119,10 @@ struct FifoRoutes {
   char* inbox = nullptr;
 };
 
+/// An upper bound of WalkProgram::bytes() for `channels` channels of at most
+/// `connections` peers per direction and `steps` steps each.
+size_t programBytesBound(uint32_t channels, size_t connections, size_t steps);
+
 /// Builds `call.rank`'s program from `plan`. Throws InvalidArgument when the
 /// plan needs more connections per channel than kMaxConnections or names a
 /// peer out of range.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -13,6 +14,8 @@
 #include "comm/device_walk.h"
 #include "comm/operation.h"
 #include "core/log.h"
+#include "device/cuda_runtime.h"
+#include "device/device_scope.h"
 #include "loom/loom.h"
 
 namespace {
@@ -217,6 +220,18 @@ loomResult_t loomCommInitAll(loomComm_t* comms, int ndev, const int* devlist) {
   return guarded("loomCommInitAll", [&] {
     requireOut(comms, "comms");
     if (ndev < 1) loom::raise(ErrorCode::InvalidArgument, "ndev={} must be >= 1", ndev);
+    // devlist places each rank on its device where the application uses CUDA
+    // (the device path makes its FIFOs there at creation); elsewhere it has no
+    // meaning, and a machine without CUDA never loads it to find out.
+    const bool placeOnDevices = devlist != nullptr && loom::device::cudaDriverLoaded() &&
+                                loom::device::deviceRuntime().available;
+    for (int r = 0; placeOnDevices && r < ndev; ++r) {
+      const int count = loom::device::deviceRuntime().deviceCount;
+      if (devlist[r] < 0 || devlist[r] >= count) {
+        loom::raise(ErrorCode::InvalidArgument, "devlist[{}]={} is not a CUDA device (0..{})", r,
+                    devlist[r], count - 1);
+      }
+    }
     loom::RendezvousOptions options;
     options.bindHost = "127.0.0.1";  // every rank is in this process
     const loom::UniqueId id = loom::startRendezvous(options);
@@ -227,6 +242,8 @@ loomResult_t loomCommInitAll(loomComm_t* comms, int ndev, const int* devlist) {
     for (int r = 0; r < ndev; ++r) {
       threads.emplace_back([&, r] {
         try {
+          std::optional<loom::device::DeviceScope> onDevice;
+          if (placeOnDevices) onDevice.emplace(devlist[r]);
           made[r] = loom::initComm(id, ndev, r);
         } catch (...) {
           errors[r] = std::current_exception();

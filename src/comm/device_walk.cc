@@ -57,6 +57,9 @@ Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
       hasPointToPoint(ops)) {
     return offer;
   }
+  // After a failed walk this rank's FIFO counters no longer match its peers':
+  // it offers nothing, so everyone stages, and says why once offers are traded.
+  if (comm.deviceWalk != nullptr && !finishedWalkFailure(*comm.deviceWalk).empty()) return offer;
   const int device = deviceOf(ops.front());
   for (const Operation& op : ops) {
     if (!op.onDevice || op.codec.kind != CodecKind::None || op.stream != ops.front().stream ||
@@ -247,15 +250,21 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
         std::make_unique<walk::WalkProxy>(layout, links, state->outbox, state->inbox),
         comm.config.timeout);
   }
-  // Everything a walk needs is allocated before any rank launches one: an
-  // allocation may wait for the device, where a peer's kernel would be
-  // waiting for this rank's.
-  const size_t programBytes =
-      DeviceWalkState::kInitialProgramBytes * DeviceWalkState::kProgramSlots;
+  // Everything a walk needs is allocated before any rank launches one, and
+  // never again: an allocation stops work on other streams of the device
+  // from overlapping what comes after it, and a peer's kernel would be
+  // waiting for this rank's. The program slots hold the largest program a
+  // walk makes: a collective's plan (ring, pairwise, star) has at most 2n + 2
+  // steps per channel, a send/recv walk fewer calls per peer and direction
+  // than slots (device_walk_p2p.cc).
+  const auto n = static_cast<size_t>(comm.nranks);
+  const size_t steps = std::max(2 * n + 2, 2 * (state->geometry.slotCount - 1) * n);
+  state->programCapacity =
+      std::max(size_t{16} << 10, walk::programBytesBound(state->geometry.channels, n, steps));
+  const size_t programBytes = state->programCapacity * DeviceWalkState::kProgramSlots;
   rt.check(rt.malloc(reinterpret_cast<void**>(&state->programs), programBytes), "cudaMalloc");
   rt.check(rt.mallocHost(reinterpret_cast<void**>(&state->programStaging), programBytes),
            "cudaMallocHost");
-  state->programCapacity = DeviceWalkState::kInitialProgramBytes;
   rt.check(device::cudaKernels().table->prepareWalk(), "loading the plan-walking kernels");
   allGatherValue(comm, int32_t{1});  // the barrier that promise needs
   LOOM_INFO(
@@ -264,55 +273,6 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
       comm.rank, device, state->geometry.channels, layout.bytes() / 1024,
       std::count(state->proxied.begin(), state->proxied.end(), 1));
   return state;
-}
-
-/// Grows the program slots to `bytes` each. The old slots are retired, not
-/// freed: a walk may still read them, and cudaFree would wait for the whole
-/// device, where peers' kernels may be waiting for this rank's next launch.
-void ensureProgramCapacity(DeviceWalkState& state, size_t bytes) {
-  if (bytes <= state.programCapacity) return;
-  const device::DeviceRuntime& rt = device::deviceRuntime();
-  if (state.programs != nullptr) {
-    state.retiredDevice.push_back(state.programs);
-    state.retiredHost.push_back(state.programStaging);
-    state.programs = nullptr;
-    state.programStaging = nullptr;
-    state.programCapacity = 0;
-  }
-  const size_t capacity = std::max(bytes, DeviceWalkState::kInitialProgramBytes);
-  const size_t all = capacity * DeviceWalkState::kProgramSlots;
-  rt.check(rt.malloc(reinterpret_cast<void**>(&state.programs), all), "cudaMalloc");
-  rt.check(rt.mallocHost(reinterpret_cast<void**>(&state.programStaging), all), "cudaMallocHost");
-  state.programCapacity = capacity;
-}
-
-/// Grows a device buffer, retiring the old one (as above).
-void ensureCapacity(DeviceWalkState& state, void** buffer, size_t* capacity, size_t bytes) {
-  if (bytes <= *capacity) return;
-  const device::DeviceRuntime& rt = device::deviceRuntime();
-  if (*buffer != nullptr) {
-    state.retiredDevice.push_back(*buffer);
-    *buffer = nullptr;
-    *capacity = 0;
-  }
-  const size_t grown = std::max(bytes, size_t{4096});
-  rt.check(rt.malloc(buffer, grown), "cudaMalloc");
-  *capacity = grown;
-}
-
-/// The first failure of any finished walk (empty while none failed); reads
-/// the last walk's statuses once it has finished.
-std::string finishedWalkFailure(DeviceWalkState& state) {
-  const std::lock_guard<std::mutex> lock(state.statusMutex);
-  if (state.pending && device::deviceRuntime().eventQuery(state.done) == 0) {
-    state.pending = false;
-    const std::string failure = describeWalkFailure(
-        std::span<const walk::WalkStatus>(state.statusMirror, state.geometry.channels));
-    if (state.failure.empty() && !failure.empty()) {
-      state.failure = fmt::format("device collective {} failed: {}", state.walks, failure);
-    }
-  }
-  return state.failure;
 }
 
 void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
@@ -326,14 +286,18 @@ void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
   req.inPlace = isInPlace(comm, op);
   const std::shared_ptr<const RankPlan> plan = comm.plan(req);
   const size_t es = dataTypeSize(op.type);
-  ensureCapacity(state, &state.scratch, &state.scratchCapacity, plan->scratchElements * es);
+  if (plan->scratchElements > 0) {
+    // Ring, pairwise and star plans use none; growing one here would allocate
+    // between launches (see createState).
+    raise(ErrorCode::InternalError, "the plan-walking kernel has no scratch for {}",
+          toString(op.collective));
+  }
   walk::WalkCall call;
   call.type = op.type;
   call.op = op.op;
   call.protocol = walk::chooseProtocol(state.geometry, op.count * es);
   call.input = static_cast<const char*>(op.send);
   call.output = static_cast<char*>(op.recv);
-  call.scratch = static_cast<char*>(state.scratch);
   launchWalk(comm, state, *plan, call, op.stream);
 }
 
@@ -354,6 +318,19 @@ int deviceOf(const Operation& op) {
     return -1;
   }
   return attributes.type == 2 ? attributes.device : -1;  // cudaMemoryTypeDevice
+}
+
+std::string finishedWalkFailure(DeviceWalkState& state) {
+  const std::lock_guard<std::mutex> lock(state.statusMutex);
+  if (state.pending && device::deviceRuntime().eventQuery(state.done) == 0) {
+    state.pending = false;
+    const std::string failure = describeWalkFailure(
+        std::span<const walk::WalkStatus>(state.statusMirror, state.geometry.channels));
+    if (state.failure.empty() && !failure.empty()) {
+      state.failure = fmt::format("device collective {} failed: {}", state.walks, failure);
+    }
+  }
+  return state.failure;
 }
 
 bool sameProcess(const Comm& comm, int p, int q) {
@@ -402,24 +379,18 @@ void launchWalk(Comm& comm, DeviceWalkState& state, const RankPlan& plan, walk::
     routes.outbox = state.outbox;
     routes.inbox = state.inbox;
   }
-  // Built once for the slot it will sit in; built again only when the slots
-  // had to grow (and so moved).
+  // Built for the slot it will sit in, which createState sized for any walk.
   const size_t slot = state.walks % DeviceWalkState::kProgramSlots;
-  auto slotAddress = [&] { return state.programs + slot * state.programCapacity; };
-  walk::WalkProgram program = walk::buildWalkProgram(plan, call, state.geometry, routes,
-                                                     reinterpret_cast<uintptr_t>(slotAddress()));
+  char* onDevice = state.programs + slot * state.programCapacity;
+  const walk::WalkProgram program = walk::buildWalkProgram(plan, call, state.geometry, routes,
+                                                           reinterpret_cast<uintptr_t>(onDevice));
   if (program.bytes() > state.programCapacity) {
-    ensureProgramCapacity(state, program.bytes());
-    program = walk::buildWalkProgram(plan, call, state.geometry, routes,
-                                     reinterpret_cast<uintptr_t>(slotAddress()));
+    raise(ErrorCode::InternalError, "a walk program of {} B outgrew its {} B slot", program.bytes(),
+          state.programCapacity);
   }
-  char* onDevice = slotAddress();
   char* staging = state.programStaging + slot * state.programCapacity;
   if (state.walks >= DeviceWalkState::kProgramSlots) {
     rt.check(rt.eventSynchronize(state.uploaded[slot]), "cudaEventSynchronize");
-  }
-  if (state.proxy != nullptr) {
-    state.proxy->add(walk::proxyMessages(plan, call, state.geometry, state.proxied));
   }
   std::memcpy(staging, program.words.data(), program.bytes());
   rt.check(rt.memcpyAsync(onDevice, staging, program.bytes(), CopyKind::HostToDevice, stream),
@@ -428,6 +399,11 @@ void launchWalk(Comm& comm, DeviceWalkState& state, const RankPlan& plan, walk::
   const LoomCudaKernels& k = *device::cudaKernels().table;
   rt.check(k.walk(onDevice, static_cast<int>(call.type), program.channels, stream),
            "launch of the plan-walking kernel");
+  // Only a launched walk's messages are queued: a proxy waiting for a walk
+  // that never ran would fail every later call.
+  if (state.proxy != nullptr) {
+    state.proxy->add(walk::proxyMessages(plan, call, state.geometry, state.proxied));
+  }
   // The mirror and `done` change together, so a poller never reads a mirror
   // that this walk's copy may be writing.
   const std::lock_guard<std::mutex> lock(state.statusMutex);
@@ -477,12 +453,10 @@ DeviceWalkState::~DeviceWalkState() {
     if (event != nullptr) rt.eventDestroy(event);
   }
   for (void* mapped : ipcMappings) rt.ipcCloseMemHandle(mapped);
-  for (void* p : {arena, static_cast<void*>(programs), scratch}) {
+  for (void* p : {arena, static_cast<void*>(programs)}) {
     if (p != nullptr) rt.free(p);
   }
-  for (void* p : retiredDevice) rt.free(p);
   if (programStaging != nullptr) rt.freeHost(programStaging);
-  for (void* p : retiredHost) rt.freeHost(p);
   proxy.reset();  // stops its thread before the mailboxes go
   for (char* box : {outbox, inbox}) {
     if (box != nullptr) rt.freeHost(box);
@@ -502,6 +476,7 @@ bool runDeviceWalk(Comm& comm, std::span<const Operation> ops, std::vector<Opera
   if (!hasCollective(ops)) return walkPointToPoint(comm, ops, rest);
   if (!possible(comm)) return false;
   const std::vector<Offer> offers = allGatherValue(comm, offerFor(comm, ops));
+  if (comm.deviceWalk != nullptr) checkFinishedWalk(comm, *comm.deviceWalk);
   if (!agreed(comm, offers)) return false;
   std::vector<int> devices;
   devices.reserve(offers.size());
@@ -522,7 +497,6 @@ bool runDeviceWalk(Comm& comm, std::span<const Operation> ops, std::vector<Opera
     const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
     comm.deviceWalk = std::move(fresh);
   }
-  checkFinishedWalk(comm, *comm.deviceWalk);
   for (const Operation& op : ops) walkOne(comm, *comm.deviceWalk, op);
   comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
   return true;

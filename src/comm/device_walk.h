@@ -33,17 +33,10 @@ struct DeviceWalkState {
   /// (an upload from pageable memory may); slot i is written again only once
   /// its previous upload ran, normally long before.
   static constexpr int kProgramSlots = 4;
-  /// Bytes per slot made with the state: far more than a plan of 64 ranks
-  /// needs, so slots rarely grow after the first launch.
-  static constexpr size_t kInitialProgramBytes = size_t{64} << 10;
-  char* programs = nullptr;            ///< device: kProgramSlots x programCapacity
-  char* programStaging = nullptr;      ///< pinned host: the same
-  size_t programCapacity = 0;          ///< bytes per slot
-  void* uploaded[kProgramSlots] = {};  ///< events after each slot's upload
-  /// Outgrown buffers, freed with the state (a walk may still read them).
-  std::vector<void*> retiredDevice, retiredHost;
-  void* scratch = nullptr;  ///< the plans' scratch buffer
-  size_t scratchCapacity = 0;
+  char* programs = nullptr;                  ///< device: kProgramSlots x programCapacity
+  char* programStaging = nullptr;            ///< pinned host: the same
+  size_t programCapacity = 0;                ///< bytes per slot
+  void* uploaded[kProgramSlots] = {};        ///< events after each slot's upload
   walk::WalkStatus* statusMirror = nullptr;  ///< pinned host copy of the last walk's statuses
   uint32_t* abortWord = nullptr;             ///< pinned host word the kernels poll
   /// Peers reached through the proxy (nonzero): those on other hosts, and

@@ -2,10 +2,18 @@
 // take part in a send/recv, so nothing here asks the whole communicator: the
 // ends of every pair trade a small offer over their link and both decide the
 // same way from the two offers. Pairs that can walk become one walk of this
-// rank's sends and receives (bytes, bulk protocol; k-th send to a peer meets
-// that peer's k-th receive, as on the host path), launched before the other
-// pairs are staged, so that a stream wait on the staged side never waits for
-// a walk that was not launched yet.
+// rank's sends, then its receives (bytes, bulk protocol; the k-th send to a
+// peer meets that peer's k-th receive, as on the host path), launched before
+// the other pairs are staged, so that a stream wait on the staged side never
+// waits for a walk that was not launched yet.
+//
+// Why sends first, and fewer calls per peer and direction than FIFO slots: a
+// channel's team walks its steps in order and each wait blocks, so a receive
+// placed before a send could wait for a peer that waits for it. With every
+// send of an iteration before every receive, and at most one FIFO's worth of
+// messages per connection per iteration, a blocked send waits for a receiver
+// that is a whole iteration behind, and a blocked receive for a sender behind
+// it in the same iteration: the waits never close a circle.
 #include <algorithm>
 
 #include "comm/device_walk_parts.h"
@@ -23,40 +31,56 @@ struct PairOffer {
   int32_t usable = 0;
   int32_t device = -1;
   uint64_t stream = 0;
-  uint64_t sends = 0;  ///< calls sending to the peer, and their bytes
-  uint64_t sendBytes = 0;
-  uint64_t recvs = 0;  ///< calls receiving from the peer, and their bytes
-  uint64_t recvBytes = 0;
+  uint64_t sends = 0;      ///< calls sending to the peer
+  uint64_t sendSizes = 0;  ///< a hash of their byte counts, in call order
+  uint64_t recvs = 0;      ///< calls receiving from the peer
+  uint64_t recvSizes = 0;
 };
 
 bool isSend(const Operation& op) { return op.collective == Collective::Send; }
 
 uint64_t bytesOf(const Operation& op) { return op.count * dataTypeSize(op.type); }
 
-/// This rank's offer to `peer`: its calls with the peer all on `device`
-/// memory (the walker state's) and on the group's stream.
-PairOffer offerTo(int peer, std::span<const Operation> ops, int device, void* stream) {
+/// FNV-1a over the byte counts in call order: equal on both ends exactly
+/// when every send meets a receive of its size.
+uint64_t addSize(uint64_t hash, uint64_t bytes) {
+  constexpr uint64_t kPrime = 0x100000001b3ull;
+  for (int shift = 0; shift < 64; shift += 8) hash = (hash ^ ((bytes >> shift) & 0xff)) * kPrime;
+  return hash;
+}
+
+/// This rank's offer to `peer`: whether its calls with the peer can walk on
+/// `device` (the walker state's) and the group's stream, and their sizes.
+PairOffer offerTo(int peer, std::span<const Operation> ops, int device, void* stream,
+                  bool healthy) {
+  constexpr uint64_t kEmptyHash = 0xcbf29ce484222325ull;
   PairOffer offer;
-  offer.usable = 1;
+  offer.usable = healthy ? 1 : 0;
   offer.device = device;
   offer.stream = reinterpret_cast<uintptr_t>(stream);
+  offer.sendSizes = kEmptyHash;
+  offer.recvSizes = kEmptyHash;
   for (const Operation& op : ops) {
     if (op.root != peer) continue;
     if (!op.onDevice || op.stream != stream || deviceOf(op) != device) offer.usable = 0;
     (isSend(op) ? offer.sends : offer.recvs) += 1;
-    (isSend(op) ? offer.sendBytes : offer.recvBytes) += bytesOf(op);
+    uint64_t& sizes = isSend(op) ? offer.sendSizes : offer.recvSizes;
+    sizes = addSize(sizes, bytesOf(op));
   }
   return offer;
 }
 
-/// Both ends decide alike: each can walk, the calls match, and two ranks of
-/// one process would not make each other's kernels wait.
-bool pairWalks(const Comm& comm, int peer, const PairOffer& mine, const PairOffer& theirs) {
+/// Both ends decide alike: each can walk, every call meets one of its size,
+/// each direction holds fewer calls than a FIFO has slots (see the top of the
+/// file), and two ranks of one process would not make each other's kernels wait.
+bool pairWalks(const Comm& comm, int peer, const PairOffer& mine, const PairOffer& theirs,
+               uint32_t slots) {
   if (mine.usable == 0 || theirs.usable == 0) return false;
-  if (mine.sends != theirs.recvs || mine.sendBytes != theirs.recvBytes ||
-      mine.recvs != theirs.sends || mine.recvBytes != theirs.sendBytes) {
+  if (mine.sends != theirs.recvs || mine.sendSizes != theirs.recvSizes ||
+      mine.recvs != theirs.sends || mine.recvSizes != theirs.sendSizes) {
     return false;
   }
+  if (mine.sends >= slots || mine.recvs >= slots) return false;
   return !sameProcess(comm, comm.rank, peer) ||
          streamConflict(mine.device, mine.stream, theirs.device, theirs.stream) == nullptr;
 }
@@ -79,7 +103,10 @@ RankPlan planOf(std::span<const Operation* const> walked, const char** input, ch
   }
   RankPlan plan;
   plan.streams.emplace_back();
-  for (const Operation* op : walked) {
+  std::vector<const Operation*> sendsFirst(walked.begin(), walked.end());
+  std::stable_partition(sendsFirst.begin(), sendsFirst.end(),
+                        [](const Operation* op) { return isSend(*op); });
+  for (const Operation* op : sendsFirst) {
     if (bytesOf(*op) == 0) continue;
     Step step;
     step.count = bytesOf(*op);
@@ -113,9 +140,12 @@ bool walkPointToPoint(Comm& comm, std::span<const Operation> ops, std::vector<Op
   }
   if (peers.empty()) return false;  // only transfers to itself: the host path copies them
   void* stream = ops.front().stream;
+  // A rank whose last walk failed offers nothing (its peers stage, their
+  // FIFOs intact) and reports the failure once the offers are traded.
+  const bool healthy = finishedWalkFailure(*state).empty();
   std::vector<PairOffer> mine;
   mine.reserve(peers.size());
-  for (int peer : peers) mine.push_back(offerTo(peer, ops, state->device, stream));
+  for (int peer : peers) mine.push_back(offerTo(peer, ops, state->device, stream, healthy));
   const std::vector<PairOffer> theirs =
       exchangeWithPeers(comm, peers, std::span<const PairOffer>(mine));
 
@@ -123,18 +153,19 @@ bool walkPointToPoint(Comm& comm, std::span<const Operation> ops, std::vector<Op
   for (const Operation& op : ops) {
     const auto at = std::find(peers.begin(), peers.end(), op.root);
     const size_t i = static_cast<size_t>(at - peers.begin());
-    if (at != peers.end() && pairWalks(comm, op.root, mine[i], theirs[i])) {
+    if (at != peers.end() &&
+        pairWalks(comm, op.root, mine[i], theirs[i], state->geometry.slotCount)) {
       walked.push_back(&op);
     } else {
       rest->push_back(op);
     }
   }
+  checkFinishedWalk(comm, *state);
   if (walked.empty()) {
     rest->clear();
     return false;
   }
   const device::DeviceScope scope(state->device);
-  checkFinishedWalk(comm, *state);
   walk::WalkCall call;
   call.type = DataType::Uint8;
   call.protocol = walk::Protocol::Bulk;  // both ends derive it without knowing the other's group

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "collectives/plan.h"
@@ -22,6 +23,9 @@ bool sameProcess(const Comm& comm, int p, int q);
 /// Why two ranks of one process cannot both walk on these streams (their
 /// kernels must run at the same time to meet), or nullptr.
 const char* streamConflict(int deviceP, uint64_t streamP, int deviceQ, uint64_t streamQ);
+/// What the first failed walk of `state` said, reading the last walk's
+/// statuses if it has finished; empty while none failed.
+std::string finishedWalkFailure(DeviceWalkState& state);
 /// Throws RemoteError when a walk of `state` failed: the FIFOs' message
 /// numbers no longer agree.
 void checkFinishedWalk(Comm& comm, DeviceWalkState& state);

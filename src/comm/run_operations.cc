@@ -254,7 +254,11 @@ void runOperations(Comm& comm, std::span<const Operation> ops) {
   std::vector<Operation> rest;
   if (runDeviceWalk(comm, ops, &rest)) {
     if (rest.empty()) return;
-    ops = rest;  // send/recv pairs that could not walk, after those that did
+    // Send/recv pairs that could not walk, after those that did. The host
+    // executor drives every network link, the proxy's too: let the proxy
+    // finish first (the peers launched their walks before staging too).
+    quiesceDeviceWalkProxy(comm);
+    ops = rest;
   }
   if (runDeviceDirect(comm, ops)) return;
   waitForStreamOrderedHostBuffers(ops);

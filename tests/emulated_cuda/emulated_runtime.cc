@@ -17,9 +17,12 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "emulated_cuda/emulated_memory.h"
 
@@ -50,7 +53,9 @@ cudaError_t fail(cudaError_t error) {
 /// peer access enabled.
 struct Context {
   std::mutex mutex;
-  std::set<Stream*> streams;
+  /// Owned here; a synchronisation holds its own references, so a stream
+  /// destroyed meanwhile outlives it.
+  std::map<Stream*, std::shared_ptr<Stream>> streams;
   std::set<std::pair<int, int>> peerAccess;
   Stream* defaultStream = new Stream(false);  // never freed: it outlives static destruction
 };
@@ -69,12 +74,12 @@ bool isDefault(void* stream) {
 /// `blockingOnly` for those the legacy default stream waits for (cudaMemcpy).
 void synchronizeAll(bool blockingOnly = false) {
   Context& c = context();
-  std::set<Stream*> streams;
+  std::vector<std::shared_ptr<Stream>> streams;
   {
     const std::lock_guard<std::mutex> lock(c.mutex);
-    streams = c.streams;
+    for (const auto& [handle, stream] : c.streams) streams.push_back(stream);
   }
-  for (Stream* s : streams) {
+  for (const std::shared_ptr<Stream>& s : streams) {
     if (!blockingOnly || s->blocking()) s->synchronize();
   }
   c.defaultStream->synchronize();
@@ -82,12 +87,15 @@ void synchronizeAll(bool blockingOnly = false) {
 
 }  // namespace
 
+Event& eventOf(void* event) { return **static_cast<std::shared_ptr<Event>*>(event); }
+
 Stream& streamOf(void* stream) {
   return isDefault(stream) ? *context().defaultStream : *static_cast<Stream*>(stream);
 }
 
 }  // namespace loom::emulated
 
+using loom::emulated::eventOf;
 using loom::emulated::fail;
 using loom::emulated::streamOf;
 namespace emu = loom::emulated;
@@ -197,23 +205,28 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) { return cudaStreamCreateWith
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
   if (stream == nullptr) return fail(cudaErrorInvalidValue);
   const bool blocking = (flags & cudaStreamNonBlocking) == 0;
-  auto* s = new emu::Stream(blocking);
+  auto s = std::make_shared<emu::Stream>(blocking);
   emu::Context& c = emu::context();
   const std::lock_guard<std::mutex> lock(c.mutex);
-  c.streams.insert(s);
-  *stream = reinterpret_cast<cudaStream_t>(s);
+  c.streams[s.get()] = s;
+  *stream = reinterpret_cast<cudaStream_t>(s.get());
   return cudaSuccess;
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   if (emu::isDefault(stream)) return fail(cudaErrorInvalidResourceHandle);
-  auto* s = reinterpret_cast<emu::Stream*>(stream);
+  std::shared_ptr<emu::Stream> owned;
   {
     emu::Context& c = emu::context();
     const std::lock_guard<std::mutex> lock(c.mutex);
-    c.streams.erase(s);
+    auto it = c.streams.find(reinterpret_cast<emu::Stream*>(stream));
+    if (it == c.streams.end()) return fail(cudaErrorInvalidResourceHandle);
+    owned = std::move(it->second);
+    c.streams.erase(it);
   }
-  delete s;  // runs what is queued first, as CUDA finishes a destroyed stream's work
+  // The last reference runs what is queued first, as CUDA finishes a
+  // destroyed stream's work.
+  owned.reset();
   return cudaSuccess;
 }
 
@@ -229,38 +242,37 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int) {
   if (event == nullptr) return fail(cudaErrorInvalidValue);
-  *event = reinterpret_cast<cudaEvent_t>(new emu::Event());
+  // The handle owns one reference; pending tasks own the others.
+  *event = reinterpret_cast<cudaEvent_t>(new std::shared_ptr<emu::Event>(new emu::Event()));
   return cudaSuccess;
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
-  auto* e = reinterpret_cast<emu::Event*>(event);
-  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  e->wait();  // its record task still refers to it
-  delete e;
+  if (event == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  delete reinterpret_cast<std::shared_ptr<emu::Event>*>(event);  // pending records keep it alive
   return cudaSuccess;
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   if (event == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  reinterpret_cast<emu::Event*>(event)->record(streamOf(stream));
+  eventOf(event).record(streamOf(stream));
   return cudaSuccess;
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event) {
   if (event == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  return reinterpret_cast<emu::Event*>(event)->done() ? cudaSuccess : cudaErrorNotReady;
+  return eventOf(event).done() ? cudaSuccess : cudaErrorNotReady;
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   if (event == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  reinterpret_cast<emu::Event*>(event)->wait();
+  eventOf(event).wait();
   return cudaSuccess;
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
   if (event == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  reinterpret_cast<emu::Event*>(event)->enqueueWait(streamOf(stream));
+  eventOf(event).enqueueWait(streamOf(stream));
   return cudaSuccess;
 }
 

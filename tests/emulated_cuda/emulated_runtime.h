@@ -9,5 +9,7 @@ namespace loom::emulated {
 /// The stream behind `stream` (nullptr and the legacy/per-thread handles: the
 /// default stream).
 Stream& streamOf(void* stream);
+/// The event behind a cudaEvent_t handle.
+Event& eventOf(void* event);
 
 }  // namespace loom::emulated

@@ -51,12 +51,10 @@ void Event::record(Stream& stream) {
     const std::lock_guard<std::mutex> lock(mutex_);
     number = ++recorded_;
   }
-  stream.enqueue([this, number] {
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      completed_ = std::max(completed_, number);
-    }
-    changed_.notify_all();
+  stream.enqueue([self = shared_from_this(), number] {
+    const std::lock_guard<std::mutex> lock(self->mutex_);
+    self->completed_ = std::max(self->completed_, number);
+    self->changed_.notify_all();
   });
 }
 
@@ -80,7 +78,7 @@ void Event::enqueueWait(Stream& stream) {
     const std::lock_guard<std::mutex> lock(mutex_);
     target = recorded_;
   }
-  stream.enqueue([this, target] { waitFor(target); });
+  stream.enqueue([self = shared_from_this(), target] { self->waitFor(target); });
 }
 
 void Event::waitFor(uint64_t record) {

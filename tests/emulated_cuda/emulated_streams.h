@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -41,8 +42,9 @@ class Stream {
 };
 
 /// cudaEvent_t: records are numbered; a record completes when its stream
-/// reaches it.
-class Event {
+/// reaches it. Tasks hold the event by shared_ptr, so destroying it while a
+/// record is pending (which CUDA allows) frees it once the last task ran.
+class Event : public std::enable_shared_from_this<Event> {
  public:
   /// Enqueues the record on `stream`.
   void record(Stream& stream);

@@ -406,6 +406,76 @@ TEST(DeviceCollectivesGroups, CollectiveAndSendRecvOnSomeRanks) {
   }
 }
 
+// Send/recv groups in orders a blocking walk could deadlock on: receive
+// before send around a ring, and exchanges with every other rank, each
+// pair's calls in opposite orders at its two ends.
+TEST(DeviceCollectivesGroups, SendRecvInAnyOrder) {
+  constexpr int kRanks = 3;
+  constexpr size_t kCount = 70000;  // several FIFO slots per message
+  Ranks ranks(kRanks);
+  std::vector<std::unique_ptr<Device>> mine, got;
+  std::vector<std::vector<double>> values(kRanks, std::vector<double>(kCount));
+  for (int r = 0; r < kRanks; ++r) {
+    for (size_t i = 0; i < kCount; ++i) values[r][i] = valueOf(r, i);
+    mine.push_back(std::make_unique<Device>(kCount * 4));
+    mine.back()->upload(encode(loomFloat32, values[r]));
+    got.push_back(std::make_unique<Device>(kCount * 4 * kRanks));
+  }
+  // Ring, receive first.
+  ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+    loomResult_t rc = loomRecv(got[r]->ptr, kCount, loomFloat32, (r + kRanks - 1) % kRanks, c, s);
+    if (rc == loomSuccess) rc = loomSend(mine[r]->ptr, kCount, loomFloat32, (r + 1) % kRanks, c, s);
+    return rc;
+  }),
+            loomSuccess)
+      << loomGetLastError(nullptr);
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(got[r]->download(0, kCount * 4),
+              encode(loomFloat32, values[(r + kRanks - 1) % kRanks]))
+        << "ring, rank " << r;
+  }
+  // Everyone with everyone: for k = 1, 2 a send to r + k and a receive from
+  // r + k (whose matching calls come in the other order there).
+  ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+    loomResult_t rc = loomSuccess;
+    for (int k = 1; k < kRanks && rc == loomSuccess; ++k) {
+      const int peer = (r + k) % kRanks;
+      rc = loomSend(mine[r]->ptr, kCount, loomFloat32, peer, c, s);
+      if (rc == loomSuccess) {
+        rc = loomRecv(got[r]->at(peer * kCount * 4), kCount, loomFloat32, peer, c, s);
+      }
+    }
+    return rc;
+  }),
+            loomSuccess)
+      << loomGetLastError(nullptr);
+  for (int r = 0; r < kRanks; ++r) {
+    for (int peer = 0; peer < kRanks; ++peer) {
+      if (peer == r) continue;
+      EXPECT_EQ(got[r]->download(peer * kCount * 4, kCount * 4), encode(loomFloat32, values[peer]))
+          << "all pairs, rank " << r << " from " << peer;
+    }
+  }
+}
+
+// Calls whose sizes match in total but not one by one are an error, never
+// data moved into the wrong buffer.
+TEST(DeviceCollectivesGroups, SendRecvSizesThatDisagreeAreAnError) {
+  Ranks ranks(2);
+  Device a(300 * 4), b(300 * 4), x(300 * 4), y(300 * 4);
+  const loomResult_t rc = ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+    if (r == 0) {
+      loomResult_t first = loomSend(a.ptr, 100, loomFloat32, 1, c, s);
+      if (first == loomSuccess) first = loomSend(b.ptr, 300, loomFloat32, 1, c, s);
+      return first;
+    }
+    loomResult_t first = loomRecv(x.ptr, 300, loomFloat32, 0, c, s);
+    if (first == loomSuccess) first = loomRecv(y.ptr, 100, loomFloat32, 0, c, s);
+    return first;
+  });
+  EXPECT_NE(rc, loomSuccess);
+}
+
 std::string shapeName(const testing::TestParamInfo<Shape>& info) {
   return "n" + std::to_string(info.param.nranks) + "_count" + std::to_string(info.param.count);
 }
