@@ -132,8 +132,9 @@ loomResult_t loomGetUniqueId(loomUniqueId* id);
 /// or LOOM_TIMEOUT passed.
 loomResult_t loomCommInitRank(loomComm_t* comm, int nranks, loomUniqueId id, int rank);
 /// Creates `ndev` ranks inside this process (one thread each may then drive
-/// one). `devlist` may be NULL (every rank on the current CUDA device); else it
-/// names each rank's device, checked where the application uses CUDA.
+/// one). `devlist` may be NULL (every rank on the caller's current CUDA
+/// device); else it names each rank's device. Devices matter, and devlist is
+/// checked, only where the application has loaded CUDA.
 loomResult_t loomCommInitAll(loomComm_t* comms, int ndev, const int* devlist);
 /// Joins the world described by the environment: loomrun (LOOM_*), OpenMPI
 /// (OMPI_COMM_WORLD_*), PMI, Slurm (SLURM_*) or torchrun (RANK, WORLD_SIZE,

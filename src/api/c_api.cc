@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
-#include <optional>
 #include <string>
 #include <thread>
 
@@ -15,7 +14,6 @@
 #include "comm/operation.h"
 #include "core/log.h"
 #include "device/cuda_runtime.h"
-#include "device/device_scope.h"
 #include "loom/loom.h"
 
 namespace {
@@ -220,12 +218,19 @@ loomResult_t loomCommInitAll(loomComm_t* comms, int ndev, const int* devlist) {
   return guarded("loomCommInitAll", [&] {
     requireOut(comms, "comms");
     if (ndev < 1) loom::raise(ErrorCode::InvalidArgument, "ndev={} must be >= 1", ndev);
-    // devlist places each rank on its device where the application uses CUDA
-    // (the device path makes its FIFOs there at creation); elsewhere it has no
-    // meaning, and a machine without CUDA never loads it to find out.
-    const bool placeOnDevices = devlist != nullptr && loom::device::cudaDriverLoaded() &&
-                                loom::device::deviceRuntime().available;
-    for (int r = 0; placeOnDevices && r < ndev; ++r) {
+    // Where the application uses CUDA, each rank's creation runs on its
+    // device: devlist's, or the caller's current one (the init threads are new,
+    // and a thread's current device is its own). The device path makes its
+    // FIFOs there. Elsewhere devices mean nothing, and a process without CUDA
+    // never loads it to find out.
+    const bool placeOnDevices =
+        loom::device::cudaDriverLoaded() && loom::device::deviceRuntime().available;
+    int current = 0;
+    if (placeOnDevices && devlist == nullptr) {
+      const loom::device::DeviceRuntime& rt = loom::device::deviceRuntime();
+      rt.check(rt.getDevice(&current), "cudaGetDevice");
+    }
+    for (int r = 0; placeOnDevices && devlist != nullptr && r < ndev; ++r) {
       const int count = loom::device::deviceRuntime().deviceCount;
       if (devlist[r] < 0 || devlist[r] >= count) {
         loom::raise(ErrorCode::InvalidArgument, "devlist[{}]={} is not a CUDA device (0..{})", r,
@@ -242,8 +247,11 @@ loomResult_t loomCommInitAll(loomComm_t* comms, int ndev, const int* devlist) {
     for (int r = 0; r < ndev; ++r) {
       threads.emplace_back([&, r] {
         try {
-          std::optional<loom::device::DeviceScope> onDevice;
-          if (placeOnDevices) onDevice.emplace(devlist[r]);
+          if (placeOnDevices) {
+            // This thread ends with the creation: no device to restore.
+            const loom::device::DeviceRuntime& rt = loom::device::deviceRuntime();
+            rt.check(rt.setDevice(devlist != nullptr ? devlist[r] : current), "cudaSetDevice");
+          }
           made[r] = loom::initComm(id, ndev, r);
         } catch (...) {
           errors[r] = std::current_exception();

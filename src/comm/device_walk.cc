@@ -1,6 +1,7 @@
 #include "comm/device_walk.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -24,7 +25,9 @@ using device::CopyKind;
 struct Offer {
   int32_t usable = 0;
   int32_t device = -1;
-  uint64_t stream = 0;  // ranks of one process must not share one
+  uint64_t stream = 0;   // ranks of one process must not share one
+  int32_t failed = 0;    // this rank's previous walk failed
+  int32_t reserved = 0;  // no padding bytes on the wire
 };
 
 /// One rank's arena, for its peers: the pointer serves ranks of its own
@@ -57,9 +60,6 @@ Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
       hasPointToPoint(ops)) {
     return offer;
   }
-  // After a failed walk this rank's FIFO counters no longer match its peers':
-  // it offers nothing, so everyone stages, and says why once offers are traded.
-  if (comm.deviceWalk != nullptr && !finishedWalkFailure(*comm.deviceWalk).empty()) return offer;
   const int device = deviceOf(ops.front());
   for (const Operation& op : ops) {
     if (!op.onDevice || op.codec.kind != CodecKind::None || op.stream != ops.front().stream ||
@@ -465,19 +465,34 @@ DeviceWalkState::~DeviceWalkState() {
   if (abortWord != nullptr) rt.freeHost(abortWord);
 }
 
-bool runDeviceWalk(Comm& comm, std::span<const Operation> ops, std::vector<Operation>* rest) {
-  rest->clear();
-  if (ops.empty() || comm.config.cudaPath != CudaPath::Kernel) return false;
+DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
+  if (ops.empty() || comm.config.cudaPath != CudaPath::Kernel) return {};
   // A send/recv group involves only some ranks: its pairs agree among
   // themselves. A group with a collective involves every rank, and
   // LOOM_CUDA_PATH is part of the configuration they all agreed on, so all
   // reach the agreements below together (a group that also holds send/recv
   // on some ranks offers nothing and is staged everywhere).
-  if (!hasCollective(ops)) return walkPointToPoint(comm, ops, rest);
-  if (!possible(comm)) return false;
-  const std::vector<Offer> offers = allGatherValue(comm, offerFor(comm, ops));
-  if (comm.deviceWalk != nullptr) checkFinishedWalk(comm, *comm.deviceWalk);
-  if (!agreed(comm, offers)) return false;
+  if (!hasCollective(ops)) return walkPointToPoint(comm, ops);
+  if (!possible(comm)) return {};
+  // Read once: what the offer says and what this rank reports must agree.
+  const std::string failure =
+      comm.deviceWalk != nullptr ? finishedWalkFailure(*comm.deviceWalk) : std::string();
+  Offer mine = offerFor(comm, ops);
+  mine.failed = failure.empty() ? 0 : 1;
+  const std::vector<Offer> offers = allGatherValue(comm, mine);
+  // After a failed walk a rank's FIFO counters no longer match its peers':
+  // every rank learns it from the offers and reports it, rather than staging
+  // a collective the failed rank would not join.
+  std::vector<int> failed;
+  for (int p = 0; p < comm.nranks; ++p) {
+    if (offers[static_cast<size_t>(p)].failed != 0) failed.push_back(p);
+  }
+  if (!failed.empty()) {
+    comm.asyncError.store(loomRemoteError);
+    raise(ErrorCode::RemoteError, "rank {}: the device collectives of rank(s) {} failed earlier{}",
+          comm.rank, fmt::join(failed, ", "), failure.empty() ? "" : ": " + failure);
+  }
+  if (!agreed(comm, offers)) return {};
   std::vector<int> devices;
   devices.reserve(offers.size());
   for (const Offer& o : offers) devices.push_back(o.device);
@@ -499,7 +514,10 @@ bool runDeviceWalk(Comm& comm, std::span<const Operation> ops, std::vector<Opera
   }
   for (const Operation& op : ops) walkOne(comm, *comm.deviceWalk, op);
   comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
-  return true;
+  DeviceWalkOutcome outcome;
+  outcome.handled = true;
+  outcome.walked = true;
+  return outcome;
 }
 
 void prepareDeviceWalk(Comm& comm) {

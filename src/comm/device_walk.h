@@ -63,18 +63,28 @@ struct DeviceWalkState {
   ~DeviceWalkState();
 };
 
-/// Runs `ops` with the device plan walker and returns true, or returns false
-/// (having run nothing) when they must take another path: not asked for, no
+/// What runDeviceWalk did with a group.
+struct DeviceWalkOutcome {
+  /// Whether it decided which calls walk; then `rest` is what another path
+  /// runs (after the walk), else the whole group is.
+  bool handled = false;
+  bool walked = false;          ///< a walk was enqueued
+  std::vector<Operation> rest;  ///< calls for another path
+  std::string failure;          ///< a failure to report once `rest` has run
+};
+
+/// Runs `ops` with the device plan walker, or leaves them (having run
+/// nothing) when they must take another path: not asked for, no
 /// kernels, host buffers, compression, a group whose calls are on several
 /// streams or devices, collectives and send/recv in one group, or two ranks
 /// of one process on one stream (their kernels would queue behind each other and
-/// never meet). Decided together with every peer, so all ranks agree. Throws
-/// RemoteError when the previous walk on this communicator failed (a peer
-/// never came, or the communicator was aborted).
+/// never meet). Decided together with every peer, so all ranks agree. For a
+/// collective, throws RemoteError on every rank when any rank's previous walk
+/// failed (a peer never came, or the communicator was aborted).
 /// A send/recv group may be split: the pairs whose both ends can walk are
-/// walked, and the calls left for another path are in `rest` (empty when
-/// everything ran).
-bool runDeviceWalk(Comm& comm, std::span<const Operation> ops, std::vector<Operation>* rest);
+/// walked, the others go to another path, and pairs with an end whose
+/// kernel path failed earlier run nowhere and are reported.
+DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops);
 
 /// With LOOM_CUDA_PATH=kernel, makes the walker's FIFOs on every rank's
 /// current device at communicator creation (collective), so that send/recv

@@ -14,6 +14,9 @@
 // messages per connection per iteration, a blocked send waits for a receiver
 // that is a whole iteration behind, and a blocked receive for a sender behind
 // it in the same iteration: the waits never close a circle.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 #include "comm/device_walk_parts.h"
@@ -30,6 +33,8 @@ namespace {
 struct PairOffer {
   int32_t usable = 0;
   int32_t device = -1;
+  int32_t failed = 0;    ///< this rank's kernel path failed earlier
+  int32_t reserved = 0;  ///< no padding bytes on the wire
   uint64_t stream = 0;
   uint64_t sends = 0;      ///< calls sending to the peer
   uint64_t sendSizes = 0;  ///< a hash of their byte counts, in call order
@@ -51,11 +56,11 @@ uint64_t addSize(uint64_t hash, uint64_t bytes) {
 
 /// This rank's offer to `peer`: whether its calls with the peer can walk on
 /// `device` (the walker state's) and the group's stream, and their sizes.
-PairOffer offerTo(int peer, std::span<const Operation> ops, int device, void* stream,
-                  bool healthy) {
+PairOffer offerTo(int peer, std::span<const Operation> ops, int device, void* stream, bool failed) {
   constexpr uint64_t kEmptyHash = 0xcbf29ce484222325ull;
   PairOffer offer;
-  offer.usable = healthy ? 1 : 0;
+  offer.usable = failed ? 0 : 1;
+  offer.failed = failed ? 1 : 0;
   offer.device = device;
   offer.stream = reinterpret_cast<uintptr_t>(stream);
   offer.sendSizes = kEmptyHash;
@@ -127,57 +132,71 @@ RankPlan planOf(std::span<const Operation* const> walked, const char** input, ch
 
 }  // namespace
 
-bool walkPointToPoint(Comm& comm, std::span<const Operation> ops, std::vector<Operation>* rest) {
+DeviceWalkOutcome walkPointToPoint(Comm& comm, std::span<const Operation> ops) {
+  DeviceWalkOutcome outcome;
   // The walker state is made at a collective that every rank agreed on, so
   // both ends of every pair have one, or neither has.
   DeviceWalkState* state = comm.deviceWalk.get();
-  if (state == nullptr || !canWalkHere()) return false;
+  if (state == nullptr || !canWalkHere()) return outcome;
   std::vector<int> peers;
   for (const Operation& op : ops) {
     if (op.root != comm.rank && std::find(peers.begin(), peers.end(), op.root) == peers.end()) {
       peers.push_back(op.root);
     }
   }
-  if (peers.empty()) return false;  // only transfers to itself: the host path copies them
+  if (peers.empty()) return outcome;  // only transfers to itself: the host path copies them
   void* stream = ops.front().stream;
-  // A rank whose last walk failed offers nothing (its peers stage, their
-  // FIFOs intact) and reports the failure once the offers are traded.
-  const bool healthy = finishedWalkFailure(*state).empty();
+  // Read once: what the offers say and what this rank reports must agree.
+  const std::string failure = finishedWalkFailure(*state);
   std::vector<PairOffer> mine;
   mine.reserve(peers.size());
-  for (int peer : peers) mine.push_back(offerTo(peer, ops, state->device, stream, healthy));
+  for (int peer : peers) {
+    mine.push_back(offerTo(peer, ops, state->device, stream, !failure.empty()));
+  }
   const std::vector<PairOffer> theirs =
       exchangeWithPeers(comm, peers, std::span<const PairOffer>(mine));
 
+  // Pairs with a failed end move nothing at either end (staging them would
+  // meet a peer that is not there); the others walk or are staged as agreed.
+  outcome.handled = true;
   std::vector<const Operation*> walked;
+  std::vector<int> skipped;
   for (const Operation& op : ops) {
     const auto at = std::find(peers.begin(), peers.end(), op.root);
     const size_t i = static_cast<size_t>(at - peers.begin());
-    if (at != peers.end() &&
-        pairWalks(comm, op.root, mine[i], theirs[i], state->geometry.slotCount)) {
+    if (at != peers.end() && (mine[i].failed != 0 || theirs[i].failed != 0)) {
+      if (std::find(skipped.begin(), skipped.end(), op.root) == skipped.end()) {
+        skipped.push_back(op.root);
+      }
+    } else if (at != peers.end() &&
+               pairWalks(comm, op.root, mine[i], theirs[i], state->geometry.slotCount)) {
       walked.push_back(&op);
     } else {
-      rest->push_back(op);
+      outcome.rest.push_back(op);
     }
   }
-  checkFinishedWalk(comm, *state);
-  if (walked.empty()) {
-    rest->clear();
-    return false;
+  if (!failure.empty()) {
+    outcome.failure = fmt::format("rank {}: {}", comm.rank, failure);
+  } else if (!skipped.empty()) {
+    outcome.failure = fmt::format(
+        "rank {}: send/recv with rank(s) {} not run: their device collectives failed earlier",
+        comm.rank, fmt::join(skipped, ", "));
   }
+  if (walked.empty()) return outcome;
   const device::DeviceScope scope(state->device);
   walk::WalkCall call;
   call.type = DataType::Uint8;
   call.protocol = walk::Protocol::Bulk;  // both ends derive it without knowing the other's group
   const RankPlan plan = planOf(walked, &call.input, &call.output);
   launchWalk(comm, *state, plan, call, stream);
+  outcome.walked = true;
   comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
   if (!state->announcedPointToPoint) {
     state->announcedPointToPoint = true;
     LOOM_INFO("rank {}: send/recv groups walk on the device (first: {} of {} calls)", comm.rank,
               walked.size(), ops.size());
   }
-  return true;
+  return outcome;
 }
 
 }  // namespace loom

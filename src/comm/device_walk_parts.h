@@ -34,8 +34,8 @@ void checkFinishedWalk(Comm& comm, DeviceWalkState& state);
 void launchWalk(Comm& comm, DeviceWalkState& state, const RankPlan& plan, walk::WalkCall call,
                 void* stream);
 /// Walks the send/recv pairs of a group whose two ends both can (agreed
-/// pairwise over the links, never with bystanders) and leaves the others in
-/// `rest`; false when it walked nothing.
-bool walkPointToPoint(Comm& comm, std::span<const Operation> ops, std::vector<Operation>* rest);
+/// pairwise over the links, never with bystanders) and leaves the others
+/// for another path.
+DeviceWalkOutcome walkPointToPoint(Comm& comm, std::span<const Operation> ops);
 
 }  // namespace loom

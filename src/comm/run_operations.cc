@@ -248,18 +248,11 @@ void recordCall(Comm& comm, std::span<const Operation> ops, uint64_t sent) {
 
 }  // namespace
 
-void runOperations(Comm& comm, std::span<const Operation> ops) {
+namespace {
+
+/// The paths that need no device walk: direct, staged, host.
+void runOffDevicePaths(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty()) return;
-  quiesceDeviceWalkProxy(comm);  // the host is about to use the network links
-  std::vector<Operation> rest;
-  if (runDeviceWalk(comm, ops, &rest)) {
-    if (rest.empty()) return;
-    // Send/recv pairs that could not walk, after those that did. The host
-    // executor drives every network link, the proxy's too: let the proxy
-    // finish first (the peers launched their walks before staging too).
-    quiesceDeviceWalkProxy(comm);
-    ops = rest;
-  }
   if (runDeviceDirect(comm, ops)) return;
   waitForStreamOrderedHostBuffers(ops);
   if (std::any_of(ops.begin(), ops.end(), [](const Operation& op) { return op.onDevice; })) {
@@ -269,6 +262,27 @@ void runOperations(Comm& comm, std::span<const Operation> ops) {
     return;
   }
   runHostOperations(comm, ops);
+}
+
+}  // namespace
+
+void runOperations(Comm& comm, std::span<const Operation> ops) {
+  if (ops.empty()) return;
+  quiesceDeviceWalkProxy(comm);  // the host is about to use the network links
+  const DeviceWalkOutcome walked = runDeviceWalk(comm, ops);
+  if (walked.handled) {
+    // Send/recv pairs that could not walk, after those that did. The host
+    // executor drives every network link, the proxy's too: let the proxy
+    // finish first (the peers launched their walks before staging too).
+    if (walked.walked && !walked.rest.empty()) quiesceDeviceWalkProxy(comm);
+    runOffDevicePaths(comm, walked.rest);
+    if (!walked.failure.empty()) {
+      comm.asyncError.store(loomRemoteError);
+      raise(ErrorCode::RemoteError, "{}", walked.failure);
+    }
+    return;
+  }
+  runOffDevicePaths(comm, ops);
 }
 
 void runHostOperations(Comm& comm, std::span<const Operation> ops) {

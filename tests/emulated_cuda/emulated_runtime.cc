@@ -61,7 +61,9 @@ struct Context {
 };
 
 Context& context() {
-  static Context c;
+  // Never destroyed: destroying it at exit would finish, and wait for, the
+  // queues of streams the application never destroyed.
+  static Context& c = *new Context;
   return c;
 }
 
