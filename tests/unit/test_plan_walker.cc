@@ -280,6 +280,52 @@ TEST(PlanWalkerProgram, ProtocolFollowsTheCallSize) {
   EXPECT_EQ(chooseProtocol(g, g.llMaxCallBytes + 1), Protocol::Bulk);
   EXPECT_EQ(sliceElementsFor(g, Protocol::Bulk, 4), g.bulkSlotBytes / 4);
   EXPECT_EQ(sliceElementsFor(g, Protocol::LowLatency, 2), g.llSlotLines * 4 / 2);
+  // Low latency switched off (walks through a proxy): bulk even for empty calls.
+  g.llMaxCallBytes = 0;
+  EXPECT_EQ(chooseProtocol(g, 0), Protocol::Bulk);
+  EXPECT_EQ(chooseProtocol(g, 1), Protocol::Bulk);
+}
+
+// The kernel path sizes its program slots once (device_walk.cc createState)
+// with programBytesBound for 2n + 2 steps per channel: every collective it
+// walks (the usual algorithm) must fit, for every rank, size and channel count.
+TEST(PlanWalkerProgram, EveryKernelPathProgramFitsTheBound) {
+  const Collective collectives[] = {
+      Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce, Collective::AllGather,
+      Collective::Broadcast, Collective::AllToAll,      Collective::Gather, Collective::Scatter};
+  for (int n : {1, 2, 3, 5, 8, 13}) {
+    std::vector<std::vector<uint64_t>> memory;
+    std::vector<char*> arenas;
+    for (uint32_t channels : {1u, 2u, 7u}) {
+      const FifoGeometry g = tinyGeometry(channels);
+      memory.assign(static_cast<size_t>(n),
+                    std::vector<uint64_t>(ArenaLayout(g, n).bytes() / 8 + 1));
+      arenas.clear();
+      for (auto& m : memory) arenas.push_back(reinterpret_cast<char*>(m.data()));
+      const auto steps = static_cast<size_t>(2 * n + 2);
+      const size_t bound = programBytesBound(channels, static_cast<size_t>(n), steps);
+      for (Collective coll : collectives) {
+        for (int rank = 0; rank < n; ++rank) {
+          for (size_t count : {size_t{1}, size_t{4099}}) {
+            PlanRequest req;
+            req.collective = coll;
+            req.algorithm = usualAlgorithm(coll);
+            req.rank = rank;
+            req.nranks = n;
+            req.root = n - 1;
+            req.count = count;
+            const RankPlan plan = makePlan(req);
+            WalkCall call;
+            call.rank = rank;
+            call.nranks = n;
+            const WalkProgram program = buildWalkProgram(plan, call, g, arenas, 0);
+            EXPECT_LE(program.bytes(), bound)
+                << toString(coll) << " n=" << n << " rank " << rank << " channels " << channels;
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(PlanWalkerProgram, LowLatencyFlagsNeverRepeatBetweenNeighbours) {
