@@ -4,7 +4,9 @@
 // use the host reducers; a walk runs the real plan walker
 // (collectives/walker/plan_walker.h) with one team of host threads per
 // channel (tests/unit/host_team.h), as a thread block per channel on a GPU.
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -65,6 +67,10 @@ void runWalk(const walk::WalkArgs* args, DataType type, unsigned channels) {
 int walkKernel(const void* args, int type, unsigned channels, void* stream) {
   if (args == nullptr || channels == 0 || !validType(type)) return 1;
   const auto* walkArgs = static_cast<const walk::WalkArgs*>(args);
+  // LOOM_EMULATED_LOSE_WALKS=1 (read at each launch): the walk is accepted
+  // and never runs, as if this rank's GPU stopped; its peers must time out.
+  const char* lose = std::getenv("LOOM_EMULATED_LOSE_WALKS");
+  if (lose != nullptr && std::string(lose) == "1") return 0;
   emu::streamOf(stream).enqueue([=] { runWalk(walkArgs, static_cast<DataType>(type), channels); });
   return 0;
 }
