@@ -4,6 +4,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -95,14 +96,12 @@ topo::Topology communicatorTopology(const std::vector<int>& hostOfRank, double n
 }
 
 void setUpTuner(Comm& comm) {
-  std::map<std::string, int> hostIds;
-  std::vector<int> hostOfRank;
-  for (const PeerInfo& p : comm.peers) {
-    hostOfRank.push_back(
-        hostIds.try_emplace(p.hostId, static_cast<int>(hostIds.size())).first->second);
-  }
+  const std::vector<int> hostOfRank = hostNumbers(comm.peers);
+  // Hosts are numbered from 0 in order of appearance.
+  const int hosts =
+      hostOfRank.empty() ? 0 : *std::max_element(hostOfRank.begin(), hostOfRank.end()) + 1;
   // Every rank sees the same peer list, so all take this branch together.
-  if (hostIds.size() < 2) return;
+  if (hosts < 2) return;
   std::vector<int> rankNodes;
   const double nic = interfaceBandwidth(comm.peers[comm.rank].tcpAddress);
   // Hosts may differ in NIC speed, yet every rank must build the same model
@@ -119,8 +118,8 @@ void setUpTuner(Comm& comm) {
   // The hierarchical all-reduce's local rings and the host tree's chains
   // follow the ring found inside each host.
   if (!comm.tuner->hostRanks.empty()) comm.hostGroups = comm.tuner->hostRanks;
-  LOOM_INFO("rank {}: {} hosts, network {:.2f} GB/s; ring order {}", comm.rank, hostIds.size(),
-            slowest, fmt::join(comm.ringOrder, " "));
+  LOOM_INFO("rank {}: {} hosts, network {:.2f} GB/s; ring order {}", comm.rank, hosts, slowest,
+            fmt::join(comm.ringOrder, " "));
 }
 
 }  // namespace loom

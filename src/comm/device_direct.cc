@@ -45,14 +45,7 @@ bool possible(const Comm& comm) {
 /// The device of the op's buffers, or -1 when it cannot run directly.
 int directDevice(const Operation& op) {
   if (!op.onDevice || op.codec.kind != CodecKind::None || !hasDirectPlan(op.collective)) return -1;
-  const void* any = op.recv != nullptr ? op.recv : op.send;
-  device::CudaPointerAttributes attributes{};
-  const device::DeviceRuntime& rt = device::deviceRuntime();
-  if (any == nullptr || rt.pointerGetAttributes(&attributes, any) != 0) {
-    rt.getLastError();  // clear the sticky error of a failed query
-    return -1;
-  }
-  return attributes.type == 2 ? attributes.device : -1;  // cudaMemoryTypeDevice
+  return deviceOf(op);
 }
 
 Offer offerFor(std::span<const Operation> ops) {

@@ -61,9 +61,10 @@ Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
     return offer;
   }
   const int device = deviceOf(ops.front());
+  if (device < 0) return offer;
   for (const Operation& op : ops) {
     if (!op.onDevice || op.codec.kind != CodecKind::None || op.stream != ops.front().stream ||
-        deviceOf(op) != device || device < 0) {
+        deviceOf(op) != device) {
       return offer;
     }
   }
@@ -113,22 +114,6 @@ bool deviceReaches(int mine, int other) {
     if (status != device::kPeerAccessAlreadyEnabled) return false;
   }
   return true;
-}
-
-/// Every rank's host, numbered in order of first appearance.
-std::vector<int> hostNumbers(const Comm& comm) {
-  std::vector<int> hostOf;
-  for (const PeerInfo& peer : comm.peers) {
-    int number = static_cast<int>(hostOf.size());
-    for (size_t q = 0; q < hostOf.size(); ++q) {
-      if (comm.peers[q].hostId == peer.hostId) {
-        number = hostOf[q];
-        break;
-      }
-    }
-    hostOf.push_back(number);
-  }
-  return hostOf;
 }
 
 /// Maps the arenas of the peers this rank can write to (pointers within the
@@ -212,7 +197,7 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
               rt.getErrorString(shared));
   }
   const std::vector<ArenaRecord> records = allGatherValue(comm, mine);
-  const std::vector<int> hostOf = hostNumbers(comm);
+  const std::vector<int> hostOf = hostNumbers(comm.peers);
   const std::vector<uint64_t> reaches =
       allGatherValue(comm, mapPeerArenas(comm, *state, hostOf, records));
   const std::vector<std::vector<uint8_t>> pairs = walk::proxiedPairs(hostOf, reaches);
@@ -307,17 +292,6 @@ bool canWalkHere() {
   if (!device::deviceRuntime().available) return false;
   const LoomCudaKernels* k = device::cudaKernels().table;
   return k != nullptr && k->walk != nullptr;
-}
-
-int deviceOf(const Operation& op) {
-  const void* any = op.recv != nullptr ? op.recv : op.send;
-  device::CudaPointerAttributes attributes{};
-  const device::DeviceRuntime& rt = device::deviceRuntime();
-  if (any == nullptr || rt.pointerGetAttributes(&attributes, any) != 0) {
-    rt.getLastError();
-    return -1;
-  }
-  return attributes.type == 2 ? attributes.device : -1;  // cudaMemoryTypeDevice
 }
 
 std::string finishedWalkFailure(DeviceWalkState& state) {

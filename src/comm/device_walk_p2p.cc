@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "comm/device_walk_parts.h"
 #include "comm/exchange_values.h"
@@ -94,10 +95,14 @@ bool pairWalks(const Comm& comm, int peer, const PairOffer& mine, const PairOffe
 /// buffer (the walk has one input and one output base). Empty calls move
 /// nothing and may have no buffer: both ends leave them out.
 RankPlan planOf(std::span<const Operation* const> walked, const char** input, char** output) {
+  std::vector<const Operation*> sendsFirst;
+  std::copy_if(walked.begin(), walked.end(), std::back_inserter(sendsFirst),
+               [](const Operation* op) { return bytesOf(*op) > 0; });
+  std::stable_partition(sendsFirst.begin(), sendsFirst.end(),
+                        [](const Operation* op) { return isSend(*op); });
   *input = nullptr;
   *output = nullptr;
-  for (const Operation* op : walked) {
-    if (bytesOf(*op) == 0) continue;
+  for (const Operation* op : sendsFirst) {
     if (isSend(*op)) {
       const auto* at = static_cast<const char*>(op->send);
       *input = *input == nullptr ? at : std::min(*input, at);
@@ -108,11 +113,7 @@ RankPlan planOf(std::span<const Operation* const> walked, const char** input, ch
   }
   RankPlan plan;
   plan.streams.emplace_back();
-  std::vector<const Operation*> sendsFirst(walked.begin(), walked.end());
-  std::stable_partition(sendsFirst.begin(), sendsFirst.end(),
-                        [](const Operation* op) { return isSend(*op); });
   for (const Operation* op : sendsFirst) {
-    if (bytesOf(*op) == 0) continue;
     Step step;
     step.count = bytesOf(*op);
     if (isSend(*op)) {

@@ -15,8 +15,6 @@ namespace loom {
 
 /// Whether this process has a CUDA runtime with a device and the walk kernels.
 bool canWalkHere();
-/// The device of `op`'s buffers, or -1 when they are not device memory.
-int deviceOf(const Operation& op);
 /// Whether ranks p and q live in one process (pids repeat across hosts and
 /// containers, so the host counts too).
 bool sameProcess(const Comm& comm, int p, int q);

@@ -62,6 +62,9 @@ bool isReduction(Collective c);
 bool hasPointToPoint(std::span<const Operation> ops);
 /// Whether any of `ops` is a collective (every rank of the communicator takes part).
 bool hasCollective(std::span<const Operation> ops);
+/// The device whose memory `op`'s buffers are in, or -1 when they are not
+/// device memory (the device paths' question).
+int deviceOf(const Operation& op);
 
 /// Whether send/recv are the C API's in-place layout for this collective
 /// (all-reduce etc.: same pointer; all-gather/gather: send = recv + rank*count;

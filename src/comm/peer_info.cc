@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <map>
 #include <vector>
 
 #include "core/error.h"
@@ -67,6 +68,16 @@ PeerInfo PeerInfo::deserialize(const std::string& text, int fromRank) {
   info.tcpAddress = fields[3];
   info.configSignature = fields[4];
   return info;
+}
+
+std::vector<int> hostNumbers(const std::vector<PeerInfo>& peers) {
+  std::map<std::string, int> numbers;
+  std::vector<int> hostOf;
+  hostOf.reserve(peers.size());
+  for (const PeerInfo& p : peers) {
+    hostOf.push_back(numbers.try_emplace(p.hostId, static_cast<int>(numbers.size())).first->second);
+  }
+  return hostOf;
 }
 
 }  // namespace loom

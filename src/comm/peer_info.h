@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace loom {
 
@@ -16,5 +17,9 @@ struct PeerInfo {
   static PeerInfo deserialize(const std::string& text, int fromRank);
   static std::string localHostId();
 };
+
+/// Every rank's host as a number, hosts numbered in order of their lowest
+/// rank (equal hostId, equal number).
+std::vector<int> hostNumbers(const std::vector<PeerInfo>& peers);
 
 }  // namespace loom

@@ -3,6 +3,7 @@
 
 #include "comm/operation.h"
 #include "device/buffer_rules.h"
+#include "device/memory_kind.h"
 
 namespace loom {
 
@@ -35,6 +36,10 @@ bool hasCollective(std::span<const Operation> ops) {
   return std::any_of(ops.begin(), ops.end(), [](const Operation& op) {
     return op.collective != Collective::Send && op.collective != Collective::Recv;
   });
+}
+
+int deviceOf(const Operation& op) {
+  return device::deviceHolding(device::deviceRuntime(), op.recv != nullptr ? op.recv : op.send);
 }
 
 bool isInPlace(const Comm& comm, const Operation& op) {

@@ -16,15 +16,31 @@ std::string_view memoryKindName(MemoryKind kind) {
   return "?";
 }
 
-MemoryKind classifyPointer(const DeviceRuntime& runtime, const void* ptr) {
-  if (!runtime.available || ptr == nullptr) return MemoryKind::Host;
+namespace {
+
+/// What `runtime` says of `ptr`; type 0 (unregistered) when there is no
+/// runtime, no pointer, or the runtime does not know it.
+CudaPointerAttributes attributesOf(const DeviceRuntime& runtime, const void* ptr) {
   CudaPointerAttributes attributes{};
+  if (!runtime.available || ptr == nullptr) return attributes;
   if (runtime.pointerGetAttributes(&attributes, ptr) != 0) {
     // Runtimes before CUDA 11 fail on unregistered host memory; the failure is
     // sticky in cudaGetLastError, so clear it before the user sees it.
     runtime.getLastError();
-    return MemoryKind::Host;
+    return CudaPointerAttributes{};
   }
+  return attributes;
+}
+
+}  // namespace
+
+int deviceHolding(const DeviceRuntime& runtime, const void* ptr) {
+  const CudaPointerAttributes attributes = attributesOf(runtime, ptr);
+  return attributes.type == 2 ? attributes.device : -1;
+}
+
+MemoryKind classifyPointer(const DeviceRuntime& runtime, const void* ptr) {
+  const CudaPointerAttributes attributes = attributesOf(runtime, ptr);
   switch (attributes.type) {
     case 1:
       return MemoryKind::PinnedHost;

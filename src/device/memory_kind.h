@@ -24,6 +24,10 @@ constexpr bool hostAccessible(MemoryKind kind) { return kind != MemoryKind::Devi
 /// does not know (cudaErrorInvalidValue on old runtimes) is Host too.
 MemoryKind classifyPointer(const DeviceRuntime& runtime, const void* ptr);
 
+/// The device whose memory `ptr` points into, or -1 for any other memory
+/// (asked as classifyPointer asks).
+int deviceHolding(const DeviceRuntime& runtime, const void* ptr);
+
 /// classifyPointer(deviceRuntime(), ptr).
 inline MemoryKind classifyPointer(const void* ptr) { return classifyPointer(deviceRuntime(), ptr); }
 
