@@ -57,21 +57,20 @@ class PlanWalker {
   /// Runs the channel; false when a wait failed (status says why).
   LOOM_HD bool run() {
     if (!loadCounters()) return false;
-    const uint64_t slice = args_.sliceElements;
-    uint64_t iterations = 0;
-    for (uint32_t j = 0; j < channel_.stepCount; ++j) {
-      const uint64_t n = (channel_.steps[j].count + slice - 1) / slice;
-      iterations = n > iterations ? n : iterations;
-    }
-    for (uint64_t it = 0; it < iterations; ++it) {
-      const uint64_t first = it * slice;
-      for (uint32_t j = 0; j < channel_.stepCount; ++j) {
-        const WalkStep& s = channel_.steps[j];
-        if (first >= s.count) continue;
-        const uint64_t left = s.count - first;
-        stepIndex_ = static_cast<int32_t>(j);
-        if (!runSlice(s, first, left < slice ? left : slice)) return false;
+    // The steps of one call are contiguous; calls run one after another, as
+    // separate launches would, so both ends of a connection number its
+    // messages alike whether or not a peer fused the same calls.
+    for (uint32_t begin = 0; begin < channel_.stepCount;) {
+      const uint32_t call = channel_.steps[begin].call;
+      uint32_t end = begin + 1;
+      while (end < channel_.stepCount && channel_.steps[end].call == call) ++end;
+      if (call >= args_.callCount) {
+        if (team_.index() == 0) fail(WalkError::BadProgram, -1, 0);
+        return false;
       }
+      call_ = &args_.calls[call];
+      if (!runCall(begin, end)) return false;
+      begin = end;
     }
     if (!drainCredits()) return false;
     storeCounters();
@@ -79,6 +78,35 @@ class PlanWalker {
   }
 
  private:
+  /// Elements per message of a step: its protocol's slot payload.
+  LOOM_HD uint64_t sliceOf(const WalkStep& s) const {
+    return s.protocol == static_cast<uint8_t>(Protocol::LowLatency) ? args_.llSliceElements
+                                                                    : args_.bulkSliceElements;
+  }
+
+  /// Steps [begin, end) of one call, slice-outer: iteration i runs slice i of
+  /// every step (each with its own protocol's slice) before slice i + 1.
+  LOOM_HD bool runCall(uint32_t begin, uint32_t end) {
+    uint64_t iterations = 0;
+    for (uint32_t j = begin; j < end; ++j) {
+      const uint64_t slice = sliceOf(channel_.steps[j]);
+      const uint64_t n = (channel_.steps[j].count + slice - 1) / slice;
+      iterations = n > iterations ? n : iterations;
+    }
+    for (uint64_t it = 0; it < iterations; ++it) {
+      for (uint32_t j = begin; j < end; ++j) {
+        const WalkStep& s = channel_.steps[j];
+        const uint64_t slice = sliceOf(s);
+        const uint64_t first = it * slice;
+        if (first >= s.count) continue;
+        const uint64_t left = s.count - first;
+        stepIndex_ = static_cast<int32_t>(j);
+        if (!runSlice(s, first, left < slice ? left : slice)) return false;
+      }
+    }
+    return true;
+  }
+
   /// Waits until every receiver has consumed this walk's last message. After
   /// that no peer writes into this rank's memory for this walk, so the host
   /// may free or rebuild the FIFOs once the walk has finished, without a
@@ -188,11 +216,11 @@ class PlanWalker {
     const uint64_t byte = element * args_.elementSize;
     switch (buffer) {
       case step::kInput:
-        return const_cast<char*>(args_.input) + byte;
+        return const_cast<char*>(call_->input) + byte;
       case step::kOutput:
-        return args_.output + byte;
+        return call_->output + byte;
       default:
-        return args_.scratch + byte;
+        return call_->scratch + byte;
     }
   }
 
@@ -240,7 +268,7 @@ class PlanWalker {
   }
 
   LOOM_HD bool runSlice(const WalkStep& s, uint64_t first, uint64_t n) {
-    if (s.kind > step::kCopy) {
+    if (s.kind > step::kCopy || s.protocol > static_cast<uint8_t>(Protocol::LowLatency)) {
       if (team_.index() == 0) fail(WalkError::BadProgram, -1, 0);
       return false;
     }
@@ -255,7 +283,7 @@ class PlanWalker {
     bool ok = true;
     if (!e.sends && !e.receives) {
       if (e.dst != e.src) copyElements(e.dst, e.src, n);
-    } else if (args_.protocol == static_cast<uint8_t>(Protocol::LowLatency)) {
+    } else if (s.protocol == static_cast<uint8_t>(Protocol::LowLatency)) {
       ok = lowLatencySlice(s, e, n);
     } else {
       ok = bulkSlice(s, e, n);
@@ -460,10 +488,10 @@ class PlanWalker {
   }
 
   /// dst = a (op) b, then the op's final transform when `finalize`. The op is
-  /// the same for the whole launch, so the switch is taken once per slice.
+  /// the same for the whole call, so the switch is taken once per slice.
   LOOM_HD void reduceElements(S* dst, const S* a, const S* b, uint64_t n, bool finalize) {
-    const bool avg = args_.op == kOpAvg;
-    switch (args_.op) {
+    const bool avg = call_->op == kOpAvg;
+    switch (call_->op) {
       case kOpProd:
         return reduceWith<kernels::ProdOp>(dst, a, b, n, false);
       case kOpMax:
@@ -477,9 +505,9 @@ class PlanWalker {
 
   LOOM_HD void reduceUnit(Unit& result, const Unit& a, const Unit& b, uint32_t valid,
                           bool finalize) {
-    const bool avg = finalize && args_.op == kOpAvg;
+    const bool avg = finalize && call_->op == kOpAvg;
     for (uint32_t k = 0; k < valid; ++k) {
-      switch (args_.op) {
+      switch (call_->op) {
         case kOpProd:
           result.v[k] = Combine<kernels::ProdOp>{args_.nranks, false}(a.v[k], b.v[k]);
           break;
@@ -500,6 +528,7 @@ class PlanWalker {
   const WalkArgs& args_;
   const WalkChannel& channel_;
   WalkStatus& status_;
+  const WalkCallArgs* call_ = nullptr;  ///< the call whose steps run now
   int32_t stepIndex_ = -1;
 };
 

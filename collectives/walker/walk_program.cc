@@ -19,6 +19,20 @@ size_t channelBegin(size_t count, uint32_t c, uint32_t channels, size_t unit) {
   return std::min(count, share / unit * unit);
 }
 
+/// Channel `channel`'s share of step `s` into `part`; false when it is empty.
+bool channelShare(const Step& s, uint32_t channel, uint32_t channels, size_t unitElements,
+                  Step& part) {
+  const size_t unit = std::max<size_t>(1, unitElements);
+  const size_t begin = channelBegin(s.count, channel, channels, unit);
+  const size_t end = channelBegin(s.count, channel + 1, channels, unit);
+  if (end <= begin) return false;
+  part = s;
+  part.count = end - begin;
+  part.src.offset += begin;
+  part.dst.offset += begin;
+  return true;
+}
+
 /// Distinct peers in order of first use, and each step's index among them.
 struct Peers {
   std::vector<int> ranks;
@@ -75,17 +89,44 @@ size_t sliceElementsFor(const FifoGeometry& geometry, Protocol protocol, size_t 
 std::vector<Step> channelSteps(const RankPlan& plan, uint32_t channel, uint32_t channels,
                                size_t unitElements) {
   std::vector<Step> out;
-  const size_t unit = std::max<size_t>(1, unitElements);
   for (const auto& stream : plan.streams) {
     for (const Step& s : stream) {
-      const size_t begin = channelBegin(s.count, channel, channels, unit);
-      const size_t end = channelBegin(s.count, channel + 1, channels, unit);
-      if (end <= begin) continue;
-      Step part = s;
-      part.count = end - begin;
-      part.src.offset += begin;
-      part.dst.offset += begin;
-      out.push_back(part);
+      Step part;
+      if (channelShare(s, channel, channels, unitElements, part)) out.push_back(part);
+    }
+  }
+  return out;
+}
+
+WalkPart WalkCall::partFor(const RankPlan& plan) const {
+  WalkPart part;
+  part.plan = &plan;
+  part.op = op;
+  part.protocol = protocol;
+  part.input = input;
+  part.output = output;
+  part.scratch = scratch;
+  return part;
+}
+
+std::vector<ChannelStep> channelWalk(std::span<const WalkPart> parts, DataType type,
+                                     const FifoGeometry& geometry, uint32_t channel) {
+  const size_t es = dataTypeSize(type);
+  // Channel shares in whole 16-byte packs where the count allows.
+  const size_t unit = std::max<size_t>(1, 16 / es);
+  std::vector<ChannelStep> out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const WalkPart& part = parts[i];
+    if (part.plan == nullptr) raise(ErrorCode::InvalidArgument, "walk part {} has no plan", i);
+    for (const auto& stream : part.plan->streams) {
+      for (const Step& s : stream) {
+        ChannelStep cs;
+        if (!channelShare(s, channel, geometry.channels, unit, cs.step)) continue;
+        cs.call = static_cast<uint32_t>(i);
+        // A step's protocol follows its whole size, before the channels cut it.
+        cs.protocol = part.protocolPerStep ? chooseProtocol(geometry, s.count * es) : part.protocol;
+        out.push_back(cs);
+      }
     }
   }
   return out;
@@ -99,25 +140,34 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
   return buildWalkProgram(plan, call, geometry, routes, base);
 }
 
-size_t programBytesBound(uint32_t channels, size_t connections, size_t steps) {
+WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
+                             const FifoGeometry& geometry, const FifoRoutes& routes,
+                             uintptr_t base) {
+  const WalkPart part = call.partFor(plan);
+  return buildWalkProgram({&part, 1}, call, geometry, routes, base);
+}
+
+size_t programBytesBound(uint32_t channels, size_t connections, size_t steps, size_t calls) {
   auto words = [](size_t bytes) { return (bytes + 7) / 8 * 8; };  // as reserve() rounds
   const size_t perChannel = words(sizeof(SendConnection) * connections) +
                             words(sizeof(RecvConnection) * connections) +
                             words(sizeof(WalkStep) * steps);
-  return words(sizeof(WalkArgs)) + words(sizeof(WalkChannel) * channels) +
-         words(sizeof(WalkStatus) * channels) + channels * perChannel;
+  return words(sizeof(WalkArgs)) + words(sizeof(WalkCallArgs) * calls) +
+         words(sizeof(WalkChannel) * channels) + words(sizeof(WalkStatus) * channels) +
+         channels * perChannel;
 }
 
-WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
+WalkProgram buildWalkProgram(std::span<const WalkPart> parts, const WalkLaunch& launch,
                              const FifoGeometry& geometry, const FifoRoutes& routes,
                              uintptr_t base) {
-  const ArenaLayout layout(geometry, call.nranks);
+  const ArenaLayout layout(geometry, launch.nranks);
   const std::span<char* const> arenas = routes.arenas;
-  if (arenas.size() != static_cast<size_t>(call.nranks) || call.rank < 0 ||
-      call.rank >= call.nranks) {
-    raise(ErrorCode::InvalidArgument, "walk program for rank {} of {} got {} arenas", call.rank,
-          call.nranks, arenas.size());
+  if (arenas.size() != static_cast<size_t>(launch.nranks) || launch.rank < 0 ||
+      launch.rank >= launch.nranks) {
+    raise(ErrorCode::InvalidArgument, "walk program for rank {} of {} got {} arenas", launch.rank,
+          launch.nranks, arenas.size());
   }
+  if (parts.empty()) raise(ErrorCode::InvalidArgument, "a walk program needs at least one call");
   if (!routes.proxied.empty() && (routes.proxied.size() != arenas.size() ||
                                   routes.outbox == nullptr || routes.inbox == nullptr)) {
     raise(ErrorCode::InvalidArgument, "proxied routes need a flag per rank and both mailboxes");
@@ -125,39 +175,41 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
   auto proxied = [&](int peer) {
     return !routes.proxied.empty() && routes.proxied[static_cast<size_t>(peer)] != 0;
   };
-  if (!routes.proxied.empty() && (geometry.channels != 1 || call.protocol != Protocol::Bulk)) {
-    raise(ErrorCode::InvalidArgument,
-          "a walk through proxies runs one channel with the bulk protocol (got {} channels, {})",
-          geometry.channels, call.protocol == Protocol::Bulk ? "bulk" : "low latency");
-  }
-  const size_t es = dataTypeSize(call.type);
+  const size_t es = dataTypeSize(launch.type);
   const uint32_t channels = geometry.channels;
 
   struct ChannelPlan {
-    std::vector<Step> steps;
     Peers sends;
     Peers recvs;
     std::vector<WalkStep> walk;
   };
-  std::vector<ChannelPlan> parts(channels);
+  std::vector<ChannelPlan> walks(channels);
   for (uint32_t c = 0; c < channels; ++c) {
-    ChannelPlan& part = parts[c];
-    part.steps = channelSteps(plan, c, channels, std::max<size_t>(1, 16 / es));
-    for (const Step& s : part.steps) {
+    ChannelPlan& part = walks[c];
+    for (const ChannelStep& cs : channelWalk(parts, launch.type, geometry, c)) {
+      const Step& s = cs.step;
+      if (!routes.proxied.empty() && (channels != 1 || cs.protocol != Protocol::Bulk)) {
+        raise(ErrorCode::InvalidArgument,
+              "a walk through proxies runs one channel with the bulk protocol (got {} channels, "
+              "{})",
+              channels, cs.protocol == Protocol::Bulk ? "bulk" : "low latency");
+      }
       WalkStep w;
       w.kind = static_cast<uint8_t>(s.kind);
       w.finalize = s.finalize ? 1 : 0;
       w.srcBuffer = static_cast<uint8_t>(s.src.buffer);
       w.dstBuffer = static_cast<uint8_t>(s.dst.buffer);
+      w.protocol = static_cast<uint8_t>(cs.protocol);
+      w.call = cs.call;
       w.srcOffset = s.src.offset;
       w.dstOffset = s.dst.offset;
       w.count = s.count;
       for (const int peer :
            {stepSends(s.kind) ? s.sendPeer : -2, stepReceives(s.kind) ? s.recvPeer : -2}) {
         if (peer == -2) continue;
-        if (peer < 0 || peer >= call.nranks || peer == call.rank) {
+        if (peer < 0 || peer >= launch.nranks || peer == launch.rank) {
           raise(ErrorCode::InvalidArgument, "plan step {} of rank {} names peer {} of {}",
-                toString(s), call.rank, peer, call.nranks);
+                toString(s), launch.rank, peer, launch.nranks);
         }
       }
       if (stepSends(s.kind)) w.sendConnection = part.sends.indexOf(s.sendPeer);
@@ -166,8 +218,9 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
     }
     if (part.sends.ranks.size() > kMaxConnections || part.recvs.ranks.size() > kMaxConnections) {
       raise(ErrorCode::InvalidArgument,
-            "rank {} talks to {} peers on one channel; the plan walker keeps at most {}", call.rank,
-            std::max(part.sends.ranks.size(), part.recvs.ranks.size()), kMaxConnections);
+            "rank {} talks to {} peers on one channel; the plan walker keeps at most {}",
+            launch.rank, std::max(part.sends.ranks.size(), part.recvs.ranks.size()),
+            kMaxConnections);
     }
   }
 
@@ -175,13 +228,14 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
   program.channels = channels;
   std::vector<uint64_t>& words = program.words;
   const size_t argsAt = reserve(words, sizeof(WalkArgs));
+  const size_t callsAt = reserve(words, sizeof(WalkCallArgs) * parts.size());
   const size_t channelsAt = reserve(words, sizeof(WalkChannel) * channels);
   program.statusOffset = reserve(words, sizeof(WalkStatus) * channels);
   std::vector<size_t> sendsAt(channels), recvsAt(channels), stepsAt(channels);
   for (uint32_t c = 0; c < channels; ++c) {
-    sendsAt[c] = reserve(words, sizeof(SendConnection) * parts[c].sends.ranks.size());
-    recvsAt[c] = reserve(words, sizeof(RecvConnection) * parts[c].recvs.ranks.size());
-    stepsAt[c] = reserve(words, sizeof(WalkStep) * parts[c].walk.size());
+    sendsAt[c] = reserve(words, sizeof(SendConnection) * walks[c].sends.ranks.size());
+    recvsAt[c] = reserve(words, sizeof(RecvConnection) * walks[c].recvs.ranks.size());
+    stepsAt[c] = reserve(words, sizeof(WalkStep) * walks[c].walk.size());
   }
   auto* bytes = reinterpret_cast<char*>(words.data());
   // `base` is an address where the walker runs (often device memory): the
@@ -190,7 +244,7 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
     return reinterpret_cast<char*>(base + offset);  // NOLINT(performance-no-int-to-ptr)
   };
 
-  const int me = call.rank;
+  const int me = launch.rank;
   // A missing arena would only show as a fault in the kernel.
   auto requireArena = [&](int rank) {
     if (arenas[static_cast<size_t>(rank)] == nullptr) {
@@ -199,7 +253,7 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
   };
   requireArena(me);
   for (uint32_t c = 0; c < channels; ++c) {
-    const ChannelPlan& part = parts[c];
+    const ChannelPlan& part = walks[c];
     for (const int peer : part.sends.ranks) {
       if (!proxied(peer)) requireArena(peer);
     }
@@ -254,24 +308,31 @@ WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
     std::memcpy(bytes + program.statusOffset + c * sizeof(WalkStatus), &fresh, sizeof fresh);
   }
 
+  for (size_t i = 0; i < parts.size(); ++i) {
+    WalkCallArgs ca;
+    ca.input = parts[i].input;
+    ca.output = parts[i].output;
+    ca.scratch = parts[i].scratch;
+    ca.op = static_cast<uint8_t>(parts[i].op);
+    std::memcpy(bytes + callsAt + i * sizeof(WalkCallArgs), &ca, sizeof ca);
+  }
   WalkArgs args;
-  args.input = call.input;
-  args.output = call.output;
-  args.scratch = call.scratch;
+  args.calls = reinterpret_cast<const WalkCallArgs*>(at(callsAt));
+  args.callCount = static_cast<uint32_t>(parts.size());
   args.channels = reinterpret_cast<const WalkChannel*>(at(channelsAt));
   args.status = reinterpret_cast<WalkStatus*>(at(program.statusOffset));
-  args.abort = call.abort;
-  args.timeoutNs = call.timeoutNs;
+  args.abort = launch.abort;
+  args.timeoutNs = launch.timeoutNs;
   args.channelCount = channels;
   args.elementSize = static_cast<uint32_t>(es);
   args.slotCount = geometry.slotCount;
   args.bulkSlotBytes = geometry.bulkSlotBytes;
   args.llSlotLines = geometry.llSlotLines;
-  args.sliceElements = static_cast<uint32_t>(sliceElementsFor(geometry, call.protocol, es));
-  args.nranks = call.nranks;
-  args.protocol = static_cast<uint8_t>(call.protocol);
-  args.op = static_cast<uint8_t>(call.op);
-  args.type = static_cast<uint8_t>(call.type);
+  args.bulkSliceElements = static_cast<uint32_t>(sliceElementsFor(geometry, Protocol::Bulk, es));
+  args.llSliceElements =
+      static_cast<uint32_t>(sliceElementsFor(geometry, Protocol::LowLatency, es));
+  args.nranks = launch.nranks;
+  args.type = static_cast<uint8_t>(launch.type);
   std::memcpy(bytes + argsAt, &args, sizeof args);
   return program;
 }

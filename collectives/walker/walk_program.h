@@ -80,19 +80,53 @@ size_t sliceElementsFor(const FifoGeometry& geometry, Protocol protocol, size_t 
 std::vector<Step> channelSteps(const RankPlan& plan, uint32_t channel, uint32_t channels,
                                size_t unitElements);
 
-/// One rank's call, ready to be placed in memory.
-struct WalkCall {
+/// What every call of one walk shares: one launch, one element type.
+struct WalkLaunch {
   int rank = 0;
   int nranks = 1;
   DataType type = DataType::Float32;
+  uint64_t timeoutNs = 0;
+  const volatile uint32_t* abort = nullptr;
+};
+
+/// One call of a walk: its plan, op and buffers. A walk of several parts (a
+/// group fused into one launch) walks them one after another on each channel.
+struct WalkPart {
+  const RankPlan* plan = nullptr;
+  ReduceOp op = ReduceOp::Sum;
+  Protocol protocol = Protocol::Bulk;
+  /// Instead of `protocol`, each step's own byte count chooses its protocol
+  /// (chooseProtocol): for send/recv, where a step is a whole call whose size
+  /// both ends know, though neither knows the other's group.
+  bool protocolPerStep = false;
+  const char* input = nullptr;  ///< addresses as the walker sees them
+  char* output = nullptr;
+  char* scratch = nullptr;
+};
+
+/// One rank's single call, ready to be placed in memory.
+struct WalkCall : WalkLaunch {
   ReduceOp op = ReduceOp::Sum;
   Protocol protocol = Protocol::Bulk;
   const char* input = nullptr;  ///< addresses as the walker sees them
   char* output = nullptr;
   char* scratch = nullptr;
-  uint64_t timeoutNs = 0;
-  const volatile uint32_t* abort = nullptr;
+
+  WalkPart partFor(const RankPlan& plan) const;
 };
+
+/// A step as channel `c` walks it: its share of a plan step, the part it
+/// belongs to and its protocol.
+struct ChannelStep {
+  Step step;
+  uint32_t call = 0;
+  Protocol protocol = Protocol::Bulk;
+};
+
+/// Everything channel `channel` walks, in the walker's order: part by part,
+/// each part's streams concatenated (channelSteps).
+std::vector<ChannelStep> channelWalk(std::span<const WalkPart> parts, DataType type,
+                                     const FifoGeometry& geometry, uint32_t channel);
 
 /// The relocatable block: WalkArgs first, then channels, statuses,
 /// connections and steps, with every pointer computed for `base`, the
@@ -120,12 +154,18 @@ struct FifoRoutes {
 };
 
 /// An upper bound of WalkProgram::bytes() for `channels` channels of at most
-/// `connections` peers per direction and `steps` steps each.
-size_t programBytesBound(uint32_t channels, size_t connections, size_t steps);
+/// `connections` peers per direction and `steps` steps each (all calls'
+/// together), over `calls` calls.
+size_t programBytesBound(uint32_t channels, size_t connections, size_t steps, size_t calls = 1);
 
-/// Builds `call.rank`'s program from `plan`. Throws InvalidArgument when the
-/// plan needs more connections per channel than kMaxConnections or names a
-/// peer out of range.
+/// Builds `launch.rank`'s program walking `parts` in order. Throws
+/// InvalidArgument when there is no part, a part has no plan, a plan needs
+/// more connections per channel than kMaxConnections or names a peer out of
+/// range.
+WalkProgram buildWalkProgram(std::span<const WalkPart> parts, const WalkLaunch& launch,
+                             const FifoGeometry& geometry, const FifoRoutes& routes,
+                             uintptr_t base);
+/// One call's program.
 WalkProgram buildWalkProgram(const RankPlan& plan, const WalkCall& call,
                              const FifoGeometry& geometry, std::span<char* const> arenas,
                              uintptr_t base);

@@ -42,37 +42,52 @@ std::vector<std::vector<uint8_t>> proxiedPairs(std::span<const int> hostOf,
   return proxied;
 }
 
-ProxyMessages proxyMessages(const RankPlan& plan, const WalkCall& call,
+ProxyMessages proxyMessages(std::span<const WalkPart> parts, const WalkLaunch& launch,
                             const FifoGeometry& geometry, std::span<const uint8_t> proxied) {
-  if (geometry.channels != 1 || proxied.size() != static_cast<size_t>(call.nranks)) {
+  if (geometry.channels != 1 || proxied.size() != static_cast<size_t>(launch.nranks)) {
     raise(ErrorCode::InvalidArgument,
           "a proxied walk runs on one channel with a flag per rank (got {} channels, {} flags)",
           geometry.channels, proxied.size());
   }
-  const size_t es = dataTypeSize(call.type);
-  const std::vector<Step> steps = channelSteps(plan, 0, 1, 1);
-  const uint64_t slice = sliceElementsFor(geometry, call.protocol, es);
+  const size_t es = dataTypeSize(launch.type);
+  const std::vector<ChannelStep> steps = channelWalk(parts, launch.type, geometry, 0);
   ProxyMessages out;
   out.toPeer.resize(proxied.size());
   out.fromPeer.resize(proxied.size());
-  uint64_t iterations = 0;
-  for (const Step& s : steps)
-    iterations = std::max<uint64_t>(iterations, (s.count + slice - 1) / slice);
-  // The walker's loop (PlanWalker::run): slice i of every step before slice i + 1.
-  for (uint64_t it = 0; it < iterations; ++it) {
-    const uint64_t first = it * slice;
-    for (const Step& s : steps) {
-      if (first >= s.count) continue;
-      const auto bytes = static_cast<uint32_t>(std::min<uint64_t>(slice, s.count - first) * es);
-      if (stepSends(s.kind) && proxied[static_cast<size_t>(s.sendPeer)] != 0) {
-        out.toPeer[static_cast<size_t>(s.sendPeer)].push_back(bytes);
-      }
-      if (stepReceives(s.kind) && proxied[static_cast<size_t>(s.recvPeer)] != 0) {
-        out.fromPeer[static_cast<size_t>(s.recvPeer)].push_back(bytes);
+  // The walker's loop (PlanWalker::run): call by call, and within a call
+  // slice i of every step before slice i + 1.
+  for (size_t begin = 0; begin < steps.size();) {
+    size_t end = begin + 1;
+    while (end < steps.size() && steps[end].call == steps[begin].call) ++end;
+    uint64_t iterations = 0;
+    for (size_t j = begin; j < end; ++j) {
+      const uint64_t slice = sliceElementsFor(geometry, steps[j].protocol, es);
+      iterations = std::max<uint64_t>(iterations, (steps[j].step.count + slice - 1) / slice);
+    }
+    for (uint64_t it = 0; it < iterations; ++it) {
+      for (size_t j = begin; j < end; ++j) {
+        const Step& s = steps[j].step;
+        const uint64_t slice = sliceElementsFor(geometry, steps[j].protocol, es);
+        const uint64_t first = it * slice;
+        if (first >= s.count) continue;
+        const auto bytes = static_cast<uint32_t>(std::min<uint64_t>(slice, s.count - first) * es);
+        if (stepSends(s.kind) && proxied[static_cast<size_t>(s.sendPeer)] != 0) {
+          out.toPeer[static_cast<size_t>(s.sendPeer)].push_back(bytes);
+        }
+        if (stepReceives(s.kind) && proxied[static_cast<size_t>(s.recvPeer)] != 0) {
+          out.fromPeer[static_cast<size_t>(s.recvPeer)].push_back(bytes);
+        }
       }
     }
+    begin = end;
   }
   return out;
+}
+
+ProxyMessages proxyMessages(const RankPlan& plan, const WalkCall& call,
+                            const FifoGeometry& geometry, std::span<const uint8_t> proxied) {
+  const WalkPart part = call.partFor(plan);
+  return proxyMessages({&part, 1}, call, geometry, proxied);
 }
 
 WalkProxy::WalkProxy(const ArenaLayout& layout, std::span<Link* const> links, char* outbox,

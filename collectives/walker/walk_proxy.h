@@ -45,8 +45,12 @@ struct ProxyMessages {
   std::vector<std::vector<uint32_t>> fromPeer;
 };
 
-/// What `call.rank`'s walk of `plan` sends to and receives from each proxied
-/// peer: the walker's slice-outer order, computed on the host.
+/// What `launch.rank`'s walk of `parts` sends to and receives from each
+/// proxied peer: the walker's order (call by call, slice-outer within a
+/// call), computed on the host.
+ProxyMessages proxyMessages(std::span<const WalkPart> parts, const WalkLaunch& launch,
+                            const FifoGeometry& geometry, std::span<const uint8_t> proxied);
+/// The same for one call.
 ProxyMessages proxyMessages(const RankPlan& plan, const WalkCall& call,
                             const FifoGeometry& geometry, std::span<const uint8_t> proxied);
 

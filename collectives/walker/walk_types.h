@@ -63,12 +63,24 @@ struct WalkStep {
   uint8_t finalize = 0;   ///< apply the op's final transform (avg)
   uint8_t srcBuffer = 0;  ///< loom::BufferId
   uint8_t dstBuffer = 0;
+  uint8_t protocol = 0;  ///< Protocol of this step's messages
+  uint8_t reserved[3] = {};
   int32_t sendConnection = -1;
   int32_t recvConnection = -1;
-  uint32_t reserved = 0;
+  uint32_t call = 0;  ///< index into WalkArgs::calls; a channel's steps are grouped by call
   uint64_t srcOffset = 0;
   uint64_t dstOffset = 0;
   uint64_t count = 0;
+};
+
+/// What differs between the calls of one walk (a group's calls fused into
+/// one launch): their buffers and reduction op.
+struct WalkCallArgs {
+  const char* input = nullptr;
+  char* output = nullptr;
+  char* scratch = nullptr;
+  uint8_t op = 0;  ///< loom::ReduceOp
+  uint8_t reserved[7] = {};
 };
 
 /// What one team (a thread block on the GPU) walks.
@@ -97,26 +109,25 @@ struct WalkStatus {
   uint32_t waitingFor = 0;  ///< 1 data, 2 room
 };
 
-/// Everything one rank's walk needs.
+/// Everything one rank's walk needs. A walk runs one or more calls of one
+/// element type; each channel walks its steps call by call.
 struct WalkArgs {
-  const char* input = nullptr;
-  char* output = nullptr;
-  char* scratch = nullptr;
+  const WalkCallArgs* calls = nullptr;
   const WalkChannel* channels = nullptr;
   WalkStatus* status = nullptr;              ///< one per channel
   const volatile uint32_t* abort = nullptr;  ///< nonzero: stop waiting
   uint64_t timeoutNs = 0;
+  uint32_t callCount = 0;
   uint32_t channelCount = 0;
   uint32_t elementSize = 1;
   uint32_t slotCount = 1;
-  uint32_t bulkSlotBytes = 0;  ///< payload bytes of a bulk slot
-  uint32_t llSlotLines = 0;    ///< lines of a low-latency slot (even)
-  uint32_t sliceElements = 1;  ///< elements per message for this call's protocol
+  uint32_t bulkSlotBytes = 0;      ///< payload bytes of a bulk slot
+  uint32_t llSlotLines = 0;        ///< lines of a low-latency slot (even)
+  uint32_t bulkSliceElements = 1;  ///< elements per bulk message
+  uint32_t llSliceElements = 1;    ///< elements per low-latency message
   int32_t nranks = 1;
-  uint8_t protocol = 0;  ///< Protocol
-  uint8_t op = 0;        ///< loom::ReduceOp
-  uint8_t type = 0;      ///< loom::DataType
-  uint8_t reserved = 0;
+  uint8_t type = 0;  ///< loom::DataType
+  uint8_t reserved[3] = {};
 };
 
 /// The flag a low-latency line of message `message` (1-based) carries: never

@@ -30,6 +30,10 @@ struct Offer {
   int32_t reserved = 0;  // no padding bytes on the wire
 };
 
+/// Collectives one launch walks at most, where the group and the element
+/// types allow (the program slots are sized for them).
+constexpr size_t kFusedCalls = 16;
+
 /// One rank's arena, for its peers: the pointer serves ranks of its own
 /// process, the IPC handle everyone else.
 struct ArenaRecord {
@@ -239,13 +243,16 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
   // never again: an allocation stops work on other streams of the device
   // from overlapping what comes after it, and a peer's kernel would be
   // waiting for this rank's. The program slots hold the largest program a
-  // walk makes: a collective's plan (ring, pairwise, star) has at most 2n + 2
-  // steps per channel, a send/recv walk fewer calls per peer and direction
-  // than slots (device_walk_p2p.cc).
+  // walk makes: kFusedCalls collectives, whose plans (ring, pairwise, star)
+  // have at most 2n + 2 steps each (walkCollectives launches a longer group
+  // in several walks), or a send/recv walk, with fewer calls per peer and
+  // direction than slots (device_walk_p2p.cc).
   const auto n = static_cast<size_t>(comm.nranks);
-  const size_t steps = std::max(2 * n + 2, 2 * (state->geometry.slotCount - 1) * n);
+  const uint32_t channels = state->geometry.channels;
   state->programCapacity =
-      std::max(size_t{16} << 10, walk::programBytesBound(state->geometry.channels, n, steps));
+      std::max({size_t{16} << 10,
+                walk::programBytesBound(channels, n, kFusedCalls * (2 * n + 2), kFusedCalls),
+                walk::programBytesBound(channels, n, 2 * (state->geometry.slotCount - 1) * n)});
   const size_t programBytes = state->programCapacity * DeviceWalkState::kProgramSlots;
   rt.check(rt.malloc(reinterpret_cast<void**>(&state->programs), programBytes), "cudaMalloc");
   rt.check(rt.mallocHost(reinterpret_cast<void**>(&state->programStaging), programBytes),
@@ -260,7 +267,8 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
   return state;
 }
 
-void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
+/// The kernel path's plan of a collective (ring, pairwise or star: no scratch).
+std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op) {
   PlanRequest req;
   req.collective = op.collective;
   req.algorithm = usualAlgorithm(op.collective);
@@ -269,21 +277,62 @@ void walkOne(Comm& comm, DeviceWalkState& state, const Operation& op) {
   req.root = op.root;
   req.count = op.count;
   req.inPlace = isInPlace(comm, op);
-  const std::shared_ptr<const RankPlan> plan = comm.plan(req);
-  const size_t es = dataTypeSize(op.type);
+  std::shared_ptr<const RankPlan> plan = comm.plan(req);
   if (plan->scratchElements > 0) {
-    // Ring, pairwise and star plans use none; growing one here would allocate
-    // between launches (see createState).
+    // Growing scratch here would allocate between launches (see createState).
     raise(ErrorCode::InternalError, "the plan-walking kernel has no scratch for {}",
           toString(op.collective));
   }
-  walk::WalkCall call;
-  call.type = op.type;
-  call.op = op.op;
-  call.protocol = walk::chooseProtocol(state.geometry, op.count * es);
-  call.input = static_cast<const char*>(op.send);
-  call.output = static_cast<char*>(op.recv);
-  launchWalk(comm, state, *plan, call, op.stream);
+  return plan;
+}
+
+size_t stepCount(const RankPlan& plan) {
+  size_t steps = 0;
+  for (const auto& stream : plan.streams) steps += stream.size();
+  return steps;
+}
+
+/// Walks a group of collectives in as few launches as its element types and
+/// the program slots allow: consecutive calls of one type share a launch,
+/// which walks them one after another on every channel. Peers may cut the
+/// same group differently (their plans differ in size); the messages on each
+/// connection come in the same order either way.
+void walkCollectives(Comm& comm, DeviceWalkState& state, std::span<const Operation> ops) {
+  std::vector<std::shared_ptr<const RankPlan>> plans;
+  std::vector<walk::WalkPart> parts;
+  walk::WalkLaunch launch;
+  size_t steps = 0;
+  auto flush = [&] {
+    if (parts.empty()) return;
+    if (parts.size() > 1 && !state.announcedFusion) {
+      state.announcedFusion = true;
+      LOOM_INFO("rank {}: a group's collectives walk {} in one launch (the first such launch)",
+                comm.rank, parts.size());
+    }
+    launchWalk(comm, state, parts, launch, ops.front().stream);
+    parts.clear();
+    plans.clear();
+    steps = 0;
+  };
+  for (const Operation& op : ops) {
+    std::shared_ptr<const RankPlan> plan = walkPlan(comm, op);
+    const size_t planSteps = stepCount(*plan);
+    const size_t fused =
+        walk::programBytesBound(state.geometry.channels, static_cast<size_t>(comm.nranks),
+                                steps + planSteps, parts.size() + 1);
+    if (!parts.empty() && (op.type != launch.type || fused > state.programCapacity)) flush();
+    launch.type = op.type;
+    walk::WalkPart part;
+    part.plan = plan.get();
+    part.op = op.op;
+    part.protocol = walk::chooseProtocol(state.geometry, op.count * dataTypeSize(op.type));
+    part.input = static_cast<const char*>(op.send);
+    part.output = static_cast<char*>(op.recv);
+    parts.push_back(part);
+    plans.push_back(std::move(plan));
+    steps += planSteps;
+  }
+  flush();
 }
 
 }  // namespace
@@ -334,18 +383,18 @@ void checkFinishedWalk(Comm& comm, DeviceWalkState& state) {
   raise(ErrorCode::RemoteError, "rank {}: {}", comm.rank, failure);
 }
 
-void launchWalk(Comm& comm, DeviceWalkState& state, const RankPlan& plan, walk::WalkCall call,
-                void* stream) {
+void launchWalk(Comm& comm, DeviceWalkState& state, std::span<const walk::WalkPart> parts,
+                walk::WalkLaunch launch, void* stream) {
   const device::DeviceRuntime& rt = device::deviceRuntime();
   // Calls on other streams still come after the previous walk: the FIFOs'
   // message numbers assume one walk at a time per communicator.
   if (state.walks > 0) {
     rt.check(rt.streamWaitEvent(stream, state.done, 0), "cudaStreamWaitEvent");
   }
-  call.rank = comm.rank;
-  call.nranks = comm.nranks;
-  call.timeoutNs = static_cast<uint64_t>(comm.config.timeout.count()) * 1'000'000;
-  call.abort = state.abortWord;
+  launch.rank = comm.rank;
+  launch.nranks = comm.nranks;
+  launch.timeoutNs = static_cast<uint64_t>(comm.config.timeout.count()) * 1'000'000;
+  launch.abort = state.abortWord;
   walk::FifoRoutes routes;
   routes.arenas = state.peerArenas;
   if (state.proxy != nullptr) {
@@ -356,7 +405,7 @@ void launchWalk(Comm& comm, DeviceWalkState& state, const RankPlan& plan, walk::
   // Built for the slot it will sit in, which createState sized for any walk.
   const size_t slot = state.walks % DeviceWalkState::kProgramSlots;
   char* onDevice = state.programs + slot * state.programCapacity;
-  const walk::WalkProgram program = walk::buildWalkProgram(plan, call, state.geometry, routes,
+  const walk::WalkProgram program = walk::buildWalkProgram(parts, launch, state.geometry, routes,
                                                            reinterpret_cast<uintptr_t>(onDevice));
   if (program.bytes() > state.programCapacity) {
     raise(ErrorCode::InternalError, "a walk program of {} B outgrew its {} B slot", program.bytes(),
@@ -371,12 +420,12 @@ void launchWalk(Comm& comm, DeviceWalkState& state, const RankPlan& plan, walk::
            "copy of the walk program");
   rt.check(rt.eventRecord(state.uploaded[slot], stream), "cudaEventRecord");
   const LoomCudaKernels& k = *device::cudaKernels().table;
-  rt.check(k.walk(onDevice, static_cast<int>(call.type), program.channels, stream),
+  rt.check(k.walk(onDevice, static_cast<int>(launch.type), program.channels, stream),
            "launch of the plan-walking kernel");
   // Only a launched walk's messages are queued: a proxy waiting for a walk
   // that never ran would fail every later call.
   if (state.proxy != nullptr) {
-    state.proxy->add(walk::proxyMessages(plan, call, state.geometry, state.proxied));
+    state.proxy->add(walk::proxyMessages(parts, launch, state.geometry, state.proxied));
   }
   // The mirror and `done` change together, so a poller never reads a mirror
   // that this walk's copy may be writing.
@@ -486,7 +535,7 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
     const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
     comm.deviceWalk = std::move(fresh);
   }
-  for (const Operation& op : ops) walkOne(comm, *comm.deviceWalk, op);
+  walkCollectives(comm, *comm.deviceWalk, ops);
   comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
   DeviceWalkOutcome outcome;
   outcome.handled = true;

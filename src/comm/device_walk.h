@@ -55,6 +55,7 @@ struct DeviceWalkState {
   std::mutex statusMutex;
   uint64_t walks = 0;                  ///< walks enqueued, for messages
   bool announcedPointToPoint = false;  ///< the log said send/recv groups walk
+  bool announcedFusion = false;        ///< the log said a group's calls share a launch
 
   DeviceWalkState() = default;
   DeviceWalkState(const DeviceWalkState&) = delete;

@@ -2,8 +2,9 @@
 // take part in a send/recv, so nothing here asks the whole communicator: the
 // ends of every pair trade a small offer over their link and both decide the
 // same way from the two offers. Pairs that can walk become one walk of this
-// rank's sends, then its receives (bytes, bulk protocol; the k-th send to a
-// peer meets that peer's k-th receive, as on the host path), launched before
+// rank's sends, then its receives (bytes; each call takes the protocol its
+// size picks, as both of its ends know the size; the k-th send to a peer meets
+// that peer's k-th receive, as on the host path), launched before
 // the other pairs are staged, so that a stream wait on the staged side never
 // waits for a walk that was not launched yet.
 //
@@ -185,11 +186,14 @@ DeviceWalkOutcome walkPointToPoint(Comm& comm, std::span<const Operation> ops) {
   }
   if (walked.empty()) return outcome;
   const device::DeviceScope scope(state->device);
-  walk::WalkCall call;
-  call.type = DataType::Uint8;
-  call.protocol = walk::Protocol::Bulk;  // both ends derive it without knowing the other's group
-  const RankPlan plan = planOf(walked, &call.input, &call.output);
-  launchWalk(comm, *state, plan, call, stream);
+  walk::WalkLaunch launch;
+  launch.type = DataType::Uint8;
+  walk::WalkPart part;
+  // Each call's size picks its protocol, which both ends of it know.
+  part.protocolPerStep = true;
+  const RankPlan plan = planOf(walked, &part.input, &part.output);
+  part.plan = &plan;
+  launchWalk(comm, *state, {&part, 1}, launch, stream);
   outcome.walked = true;
   comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
   if (!state->announcedPointToPoint) {

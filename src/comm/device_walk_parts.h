@@ -27,10 +27,10 @@ std::string finishedWalkFailure(DeviceWalkState& state);
 /// Throws RemoteError when a walk of `state` failed: the FIFOs' message
 /// numbers no longer agree.
 void checkFinishedWalk(Comm& comm, DeviceWalkState& state);
-/// Enqueues `plan` on `stream` as one walk: program upload, kernel, status
-/// copy. `call` names the type, op, protocol and buffers; the rest is filled in.
-void launchWalk(Comm& comm, DeviceWalkState& state, const RankPlan& plan, walk::WalkCall call,
-                void* stream);
+/// Enqueues `parts` on `stream` as one walk: program upload, kernel, status
+/// copy. `launch` names the element type; the rest is filled in.
+void launchWalk(Comm& comm, DeviceWalkState& state, std::span<const walk::WalkPart> parts,
+                walk::WalkLaunch launch, void* stream);
 /// Walks the send/recv pairs of a group whose two ends both can (agreed
 /// pairwise over the links, never with bystanders) and leaves the others
 /// for another path.

@@ -366,6 +366,67 @@ TEST_P(DeviceCollectives, SeveralCallsInOneGroup) {
   }
 }
 
+// A group of many calls of one type (the kernel path fuses up to 16 into one
+// launch, so 21 take two): all-reduces with alternating ops, in and out of
+// place, and reduce-scatters, of sizes around `count`.
+TEST_P(DeviceCollectives, ManyCallsOfOneTypeInOneGroup) {
+  const auto [n, count] = GetParam();
+  constexpr int kCalls = 21;
+  Ranks ranks(n);
+  std::vector<std::vector<std::unique_ptr<Device>>> in(kCalls), out(kCalls);
+  auto sizeOf = [count = count](int k) { return count + static_cast<size_t>(k % 3); };
+  auto isScatter = [](int k) { return k % 5 == 4; };
+  for (int k = 0; k < kCalls; ++k) {
+    const size_t c = sizeOf(k);
+    const size_t inCount = isScatter(k) ? c * static_cast<size_t>(n) : c;
+    for (int r = 0; r < n; ++r) {
+      std::vector<double> v(inCount);
+      for (size_t i = 0; i < inCount; ++i) v[i] = valueOf(r + k, i);
+      in[k].push_back(std::make_unique<Device>(inCount * 4));
+      in[k].back()->upload(encode(loomFloat32, v));
+      out[k].push_back(std::make_unique<Device>(c * 4));
+    }
+  }
+  ASSERT_EQ(ranks.group([&](int r, loomComm_t comm, cudaStream_t s) {
+    loomResult_t rc = loomSuccess;
+    for (int k = 0; k < kCalls && rc == loomSuccess; ++k) {
+      const size_t c = sizeOf(k);
+      if (isScatter(k)) {
+        rc = loomReduceScatter(in[k][r]->ptr, out[k][r]->ptr, c, loomFloat32, loomSum, comm, s);
+      } else {
+        void* recv = k % 2 == 0 ? in[k][r]->ptr : out[k][r]->ptr;  // in place or not
+        rc = loomAllReduce(in[k][r]->ptr, recv, c, loomFloat32, k % 3 == 0 ? loomMax : loomSum,
+                           comm, s);
+      }
+    }
+    return rc;
+  }),
+            loomSuccess)
+      << loomGetLastError(nullptr);
+  for (int k = 0; k < kCalls; ++k) {
+    const size_t c = sizeOf(k);
+    std::vector<double> want(c, 0.0);
+    for (size_t i = 0; i < c; ++i) {
+      for (int r = 0; r < n; ++r) {
+        if (isScatter(k)) continue;
+        const double v = valueOf(r + k, i);
+        want[i] = k % 3 == 0 ? (r == 0 ? v : std::max(want[i], v)) : want[i] + v;
+      }
+    }
+    for (int r = 0; r < n; ++r) {
+      if (isScatter(k)) {
+        for (size_t i = 0; i < c; ++i) {
+          want[i] = 0;
+          for (int q = 0; q < n; ++q) want[i] += valueOf(q + k, static_cast<size_t>(r) * c + i);
+        }
+      }
+      const Device& result = k % 2 == 0 && !isScatter(k) ? *in[k][r] : *out[k][r];
+      EXPECT_EQ(result.download(0, c * 4), encode(loomFloat32, want))
+          << "call " << k << " rank " << r;
+    }
+  }
+}
+
 // A group that mixes a collective with send/recv on some ranks only: ranks 0
 // and 1 also exchange a buffer, rank 2 makes just the all-reduce. Every rank
 // must reach the same path for the all-reduce without waiting for the others.
@@ -477,7 +538,12 @@ TEST(DeviceCollectivesGroups, SendRecvSizesThatDisagreeAreAnError) {
 }
 
 std::string shapeName(const testing::TestParamInfo<Shape>& info) {
-  return "n" + std::to_string(info.param.nranks) + "_count" + std::to_string(info.param.count);
+  std::string name =
+      "n";  // appended, not concatenated: GCC 12 misreads "x" + to_string (-Wrestrict)
+  name += std::to_string(info.param.nranks);
+  name += "_count";
+  name += std::to_string(info.param.count);
+  return name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, DeviceCollectives,

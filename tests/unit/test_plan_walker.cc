@@ -208,6 +208,172 @@ TEST(PlanWalker, AnAbortEndsEveryWait) {
   EXPECT_EQ(statuses[0][0].peer, 1);
 }
 
+/// A group of one element type mixing collectives, ops, protocols and edge
+/// sizes, as the kernel path fuses it.
+std::vector<GroupCall> mixedGroup(int n, DataType type) {
+  return {
+      {{Collective::AllReduce, n, 1031, type, ReduceOp::Sum, 0, false}, Protocol::Bulk},
+      {{Collective::AllReduce, n, 7, type, ReduceOp::Max, 0, true}, Protocol::LowLatency},
+      {{Collective::ReduceScatter, n, 13, type, ReduceOp::Avg, 0, false}, Protocol::LowLatency},
+      {{Collective::AllGather, n, 0, type, ReduceOp::Sum, 0, false}, Protocol::LowLatency},
+      {{Collective::Broadcast, n, 1, type, ReduceOp::Sum, n - 1, false}, Protocol::Bulk},
+      {{Collective::AllToAll, n, 5, type, ReduceOp::Sum, 0, false}, Protocol::Bulk},
+      {{Collective::Reduce, n, 37, type, ReduceOp::Prod, n / 2, false}, Protocol::LowLatency},
+      {{Collective::AllReduce, n, 1, type, ReduceOp::Min, 0, true}, Protocol::Bulk},
+  };
+}
+
+void expectGroupResults(std::span<const GroupCall> calls, std::span<const World> worlds) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    SCOPED_TRACE("call " + std::to_string(i) + " " + describe(calls[i].c));
+    expectResults(calls[i].c, worlds[i]);
+  }
+}
+
+// A group's calls walked in one launch (call by call on every channel) give
+// each call's result, and meet peers that launch the same group call by call
+// or in other pieces: the messages on every connection come in one order.
+TEST(PlanWalker, AFusedGroupMeetsPeersThatCutItDifferently) {
+  const std::vector<DataType> types =
+      reducedTestScope() ? std::vector<DataType>{DataType::Float32}
+                         : std::vector<DataType>{DataType::Float32, DataType::Int8,
+                                                 DataType::Bfloat16, DataType::Float64};
+  for (DataType type : types) {
+    for (uint32_t channels : {1u, 2u}) {
+      SCOPED_TRACE(std::string(dataTypeName(type)) + " channels " + std::to_string(channels));
+      const std::vector<GroupCall> calls = mixedGroup(3, type);
+      std::vector<World> worlds;
+      for (const GroupCall& g : calls) worlds.push_back(makeWorld(g.c));
+      Fifos fifos(tinyGeometry(channels), 3);
+      // Rank 0 fuses everything, rank 1 launches call by call, rank 2 in two pieces.
+      const std::vector<std::vector<size_t>> cuts = {
+          {calls.size()}, std::vector<size_t>(calls.size(), 1), {3, calls.size() - 3}};
+      Options o;
+      o.teamSize = 2;
+      expectClean(walkGroup(calls, worlds, fifos, o, cuts));
+      expectGroupResults(calls, worlds);
+      // The counters carry on: the same FIFOs walk the group again, fused everywhere.
+      std::vector<World> again;
+      for (const GroupCall& g : calls) again.push_back(makeWorld(g.c));
+      expectClean(walkGroup(calls, again, fifos, o, {}));
+      expectGroupResults(calls, again);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+// A fused walk where a peer never comes stops with a timeout naming it, on
+// whichever call the channel had reached.
+TEST(PlanWalker, AFusedWalkTimesOutOnASilentPeer) {
+  const std::vector<GroupCall> calls = mixedGroup(2, DataType::Float32);
+  std::vector<World> worlds;
+  for (const GroupCall& g : calls) worlds.push_back(makeWorld(g.c));
+  Fifos fifos(tinyGeometry(2), 2);
+  Options o;
+  o.timeoutNs = 200'000'000;
+  o.silentRanks = {1};
+  const auto statuses = walkGroup(calls, worlds, fifos, o, {});
+  ASSERT_EQ(statuses[0].size(), 2u);
+  for (const WalkStatus& s : statuses[0]) {
+    EXPECT_EQ(s.error, static_cast<uint32_t>(WalkError::Timeout));
+    EXPECT_EQ(s.peer, 1);
+  }
+}
+
+/// Rank `me`'s send/recv walk with `peer`: one step per call, sends first.
+RankPlan pointToPointPlan(int peer, std::span<const size_t> sends, std::span<const size_t> recvs) {
+  RankPlan plan;
+  plan.streams.emplace_back();
+  size_t offset = 0;
+  for (size_t bytes : sends) {
+    Step s;
+    s.kind = StepKind::Send;
+    s.sendPeer = peer;
+    s.src = {BufferId::Input, offset};
+    s.count = bytes;
+    plan.streams.back().push_back(s);
+    offset += bytes;
+  }
+  offset = 0;
+  for (size_t bytes : recvs) {
+    Step s;
+    s.kind = StepKind::Recv;
+    s.recvPeer = peer;
+    s.dst = {BufferId::Output, offset};
+    s.count = bytes;
+    plan.streams.back().push_back(s);
+    offset += bytes;
+  }
+  return plan;
+}
+
+// Send/recv walks let each call's size pick its protocol (both ends know the
+// size): one walk mixes low-latency and bulk messages on one connection, in
+// both directions at once, and every byte arrives.
+TEST(PlanWalker, SendRecvStepsTakeTheProtocolTheirSizePicks) {
+  FifoGeometry g = tinyGeometry(2);
+  g.llMaxCallBytes = 40;
+  // The kernel path walks fewer calls per peer and direction than slots
+  // (device_walk_p2p.cc): with sends first, no wait closes a circle.
+  g.slotCount = 6;
+  // Rank 0's sends are rank 1's receives, and the other way round.
+  const std::vector<size_t> zeroToOne = {1, 40, 41, 1000, 7};
+  const std::vector<size_t> oneToZero = {333, 2, 64};
+  const RankPlan plans[2] = {pointToPointPlan(1, zeroToOne, oneToZero),
+                             pointToPointPlan(0, oneToZero, zeroToOne)};
+  auto total = [](const std::vector<size_t>& v) {
+    size_t t = 0;
+    for (size_t b : v) t += b;
+    return t;
+  };
+  std::vector<char> input[2] = {std::vector<char>(total(zeroToOne)),
+                                std::vector<char>(total(oneToZero))};
+  std::vector<char> output[2] = {std::vector<char>(total(oneToZero), 0),
+                                 std::vector<char>(total(zeroToOne), 0)};
+  for (int r = 0; r < 2; ++r) {
+    for (size_t i = 0; i < input[r].size(); ++i) input[r][i] = static_cast<char>(i * 7 + r * 3 + 1);
+  }
+  Fifos fifos(g, 2);
+  std::vector<WalkProgram> programs;
+  for (int r = 0; r < 2; ++r) {
+    WalkPart part;
+    part.plan = &plans[r];
+    part.protocolPerStep = true;
+    part.input = input[r].data();
+    part.output = output[r].data();
+    WalkLaunch launch;
+    launch.rank = r;
+    launch.nranks = 2;
+    launch.type = DataType::Uint8;
+    launch.timeoutNs = 20'000'000'000ull;
+    programs.push_back(placedProgram({&part, 1}, launch, fifos, r));
+  }
+  // Calls of up to 40 bytes walk low latency, the rest bulk, on every channel.
+  const WalkArgs& args = programs[0].args();
+  for (uint32_t c = 0; c < args.channelCount; ++c) {
+    const WalkChannel& ch = args.channels[c];
+    for (uint32_t j = 0; j < ch.stepCount; ++j) {
+      const WalkStep& s = ch.steps[j];
+      if (s.kind != static_cast<uint8_t>(StepKind::Send)) continue;
+      size_t call = 0;
+      for (size_t at = 0; call + 1 < zeroToOne.size(); ++call) {
+        if (s.srcOffset < at + zeroToOne[call]) break;
+        at += zeroToOne[call];
+      }
+      EXPECT_EQ(s.protocol,
+                static_cast<uint8_t>(zeroToOne[call] <= 40 ? Protocol::LowLatency : Protocol::Bulk))
+          << "channel " << c << " step " << j;
+    }
+  }
+  std::thread peer([&] { runProgram(programs[1], DataType::Uint8, 2); });
+  runProgram(programs[0], DataType::Uint8, 2);
+  peer.join();
+  expectClean({{programs[0].args().status, programs[0].args().status + 2},
+               {programs[1].args().status, programs[1].args().status + 2}});
+  EXPECT_EQ(output[1], input[0]);
+  EXPECT_EQ(output[0], input[1]);
+}
+
 TEST(PlanWalkerProgram, ChannelsCoverEveryStepOnce) {
   PlanRequest req;
   req.collective = Collective::AllReduce;
@@ -326,6 +492,56 @@ TEST(PlanWalkerProgram, EveryKernelPathProgramFitsTheBound) {
       }
     }
   }
+}
+
+// A fused walk of k calls fits programBytesBound(channels, n, k (2n + 2), k),
+// which the kernel path sizes its slots with.
+TEST(PlanWalkerProgram, AFusedProgramFitsTheBoundForItsCalls) {
+  for (int n : {2, 5, 8}) {
+    const FifoGeometry g = tinyGeometry(2);
+    std::vector<std::vector<uint64_t>> memory(
+        static_cast<size_t>(n), std::vector<uint64_t>(ArenaLayout(g, n).bytes() / 8 + 1));
+    std::vector<char*> arenas;
+    for (auto& m : memory) arenas.push_back(reinterpret_cast<char*>(m.data()));
+    FifoRoutes routes;
+    routes.arenas = arenas;
+    std::vector<RankPlan> plans;
+    const Collective cycle[] = {Collective::AllReduce, Collective::AllToAll,
+                                Collective::ReduceScatter, Collective::Broadcast};
+    for (size_t k = 0; k < 16; ++k) {
+      PlanRequest req;
+      req.collective = cycle[k % 4];
+      req.algorithm = usualAlgorithm(req.collective);
+      req.rank = n - 1;
+      req.nranks = n;
+      req.count = 1000 + k;
+      plans.push_back(makePlan(req));
+    }
+    std::vector<WalkPart> parts;
+    for (const RankPlan& plan : plans) {
+      WalkPart part;
+      part.plan = &plan;
+      parts.push_back(part);
+      WalkLaunch launch;
+      launch.rank = n - 1;
+      launch.nranks = n;
+      const WalkProgram program = buildWalkProgram(parts, launch, g, routes, 0);
+      const size_t k = parts.size();
+      EXPECT_LE(program.bytes(), programBytesBound(2, static_cast<size_t>(n), k * (2 * n + 2), k))
+          << "n=" << n << " calls " << k;
+      EXPECT_EQ(program.args().callCount, k);
+    }
+  }
+  // No call, or a call without a plan, is refused.
+  const FifoGeometry g = tinyGeometry(1);
+  std::vector<uint64_t> memory(ArenaLayout(g, 1).bytes() / 8 + 1);
+  char* arena = reinterpret_cast<char*>(memory.data());
+  FifoRoutes routes;
+  routes.arenas = {&arena, 1};
+  WalkLaunch launch;
+  EXPECT_THROW(buildWalkProgram({}, launch, g, routes, 0), Error);
+  const WalkPart noPlan;
+  EXPECT_THROW(buildWalkProgram({&noPlan, 1}, launch, g, routes, 0), Error);
 }
 
 TEST(PlanWalkerProgram, LowLatencyFlagsNeverRepeatBetweenNeighbours) {

@@ -51,70 +51,109 @@ Fifos::Fifos(const FifoGeometry& g, const std::vector<int>& hostOf,
   }
 }
 
-std::vector<std::vector<WalkStatus>> walkAll(const Case& c, World& w, Fifos& fifos,
-                                             const Options& o) {
-  const size_t es = dataTypeSize(c.type);
-  std::vector<std::vector<char>> scratch(static_cast<size_t>(c.nranks));
-  std::vector<WalkProgram> programs;
-  for (int r = 0; r < c.nranks; ++r) {
-    PlanRequest req;
-    req.collective = c.collective;
-    req.algorithm = o.algorithm;
-    req.rank = r;
-    req.nranks = c.nranks;
-    req.root = c.root;
-    req.count = c.count;
-    req.inPlace = c.inPlace;
-    const RankPlan plan = makePlan(req);
-    scratch[r].assign(plan.scratchElements * es + 16, 0);
-    WalkCall call;
-    call.rank = r;
-    call.nranks = c.nranks;
-    call.type = c.type;
-    call.op = c.op;
-    call.protocol = o.protocol;
-    call.input = w.buffers[r].send;
-    call.output = w.buffers[r].recv;
-    call.scratch = scratch[r].data();
-    call.timeoutNs = o.timeoutNs;
-    call.abort = o.abort;
-    FifoRoutes routes;
-    routes.arenas = fifos.arenas;
-    if (!fifos.proxied.empty()) {
-      routes.proxied = fifos.proxied[r];
-      routes.outbox = fifos.outboxes[r];
-      routes.inbox = fifos.inboxes[r];
-      fifos.proxies[r]->add(proxyMessages(plan, call, fifos.geometry, fifos.proxied[r]));
-    }
-    // Built for where it will sit: a second build at the storage's address.
-    WalkProgram p = buildWalkProgram(plan, call, fifos.geometry, routes, 0);
-    const auto base = reinterpret_cast<uintptr_t>(p.words.data());
-    const WalkProgram placed = buildWalkProgram(plan, call, fifos.geometry, routes, base);
-    EXPECT_EQ(placed.words.size(), p.words.size());
-    std::copy(placed.words.begin(), placed.words.end(), p.words.begin());
-    programs.push_back(std::move(p));
+WalkProgram placedProgram(std::span<const WalkPart> parts, const WalkLaunch& launch,
+                          const Fifos& fifos, int rank) {
+  FifoRoutes routes;
+  routes.arenas = fifos.arenas;
+  if (!fifos.proxied.empty()) {
+    routes.proxied = fifos.proxied[rank];
+    routes.outbox = fifos.outboxes[rank];
+    routes.inbox = fifos.inboxes[rank];
   }
+  WalkProgram p = buildWalkProgram(parts, launch, fifos.geometry, routes, 0);
+  const auto base = reinterpret_cast<uintptr_t>(p.words.data());
+  const WalkProgram placed = buildWalkProgram(parts, launch, fifos.geometry, routes, base);
+  EXPECT_EQ(placed.words.size(), p.words.size());
+  std::copy(placed.words.begin(), placed.words.end(), p.words.begin());
+  return p;
+}
+
+void runProgram(const WalkProgram& program, DataType type, int teamSize) {
+  const WalkArgs& args = program.args();
   std::vector<std::unique_ptr<HostTeamShared>> teams;
   std::vector<std::thread> threads;
-  for (int r = 0; r < c.nranks; ++r) {
-    if (std::find(o.silentRanks.begin(), o.silentRanks.end(), r) != o.silentRanks.end()) continue;
-    const WalkArgs& args = programs[r].args();
-    for (uint32_t ch = 0; ch < args.channelCount; ++ch) {
-      teams.push_back(std::make_unique<HostTeamShared>(o.teamSize));
-      HostTeamShared* shared = teams.back().get();
-      for (int t = 0; t < o.teamSize; ++t) {
-        threads.emplace_back([shared, t, &args, ch, type = c.type] {
-          withElement(type, [&](auto e) {
-            HostTeam team(*shared, t);
-            PlanWalker<HostTeam, decltype(e)> walker(team, args, ch);
-            return walker.run();
-          });
+  for (uint32_t ch = 0; ch < args.channelCount; ++ch) {
+    teams.push_back(std::make_unique<HostTeamShared>(teamSize));
+    HostTeamShared* shared = teams.back().get();
+    for (int t = 0; t < teamSize; ++t) {
+      threads.emplace_back([shared, t, &args, ch, type] {
+        withElement(type, [&](auto e) {
+          HostTeam team(*shared, t);
+          PlanWalker<HostTeam, decltype(e)> walker(team, args, ch);
+          return walker.run();
         });
-      }
+      });
     }
   }
   for (std::thread& t : threads) t.join();
-  fifos.proxyErrors.assign(static_cast<size_t>(c.nranks), "");
+}
+
+std::vector<std::vector<WalkStatus>> walkGroup(std::span<const GroupCall> calls,
+                                               std::span<World> worlds, Fifos& fifos,
+                                               const Options& o,
+                                               const std::vector<std::vector<size_t>>& cuts) {
+  const int nranks = calls.front().c.nranks;
+  // Plans and scratch live until every walk is done.
+  std::vector<std::vector<RankPlan>> plans(static_cast<size_t>(nranks));
+  std::vector<std::vector<std::vector<char>>> scratch(static_cast<size_t>(nranks));
+  std::vector<std::vector<WalkProgram>> programs(static_cast<size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) {
+    for (const GroupCall& g : calls) {
+      PlanRequest req;
+      req.collective = g.c.collective;
+      // Calls the chosen algorithm does not implement take their usual one.
+      req.algorithm = algorithmSupports(o.algorithm, g.c.collective)
+                          ? o.algorithm
+                          : usualAlgorithm(g.c.collective);
+      req.rank = r;
+      req.nranks = nranks;
+      req.root = g.c.root;
+      req.count = g.c.count;
+      req.inPlace = g.c.inPlace;
+      plans[r].push_back(makePlan(req));
+      scratch[r].emplace_back(plans[r].back().scratchElements * dataTypeSize(g.c.type) + 16, 0);
+    }
+    std::vector<size_t> sizes = cuts.empty() ? std::vector<size_t>{} : cuts[r];
+    if (sizes.empty()) sizes.push_back(calls.size());
+    size_t first = 0;
+    for (size_t size : sizes) {
+      WalkLaunch launch;
+      launch.rank = r;
+      launch.nranks = nranks;
+      launch.type = calls[first].c.type;
+      launch.timeoutNs = o.timeoutNs;
+      launch.abort = o.abort;
+      std::vector<WalkPart> parts;
+      for (size_t i = first; i < first + size; ++i) {
+        WalkPart part;
+        part.plan = &plans[r][i];
+        part.op = calls[i].c.op;
+        part.protocol = calls[i].protocol;
+        part.input = worlds[i].buffers[r].send;
+        part.output = worlds[i].buffers[r].recv;
+        part.scratch = scratch[r][i].data();
+        parts.push_back(part);
+      }
+      if (!fifos.proxied.empty()) {
+        fifos.proxies[r]->add(proxyMessages(parts, launch, fifos.geometry, fifos.proxied[r]));
+      }
+      programs[r].push_back(placedProgram(parts, launch, fifos, r));
+      first += size;
+    }
+    EXPECT_EQ(first, calls.size()) << "rank " << r << "'s launches cover every call once";
+  }
+  // Each rank walks its launches one after another, as a stream runs them.
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < nranks; ++r) {
+    if (std::find(o.silentRanks.begin(), o.silentRanks.end(), r) != o.silentRanks.end()) continue;
+    ranks.emplace_back([&, r] {
+      for (const WalkProgram& program : programs[r]) {
+        runProgram(program, static_cast<DataType>(program.args().type), o.teamSize);
+      }
+    });
+  }
+  for (std::thread& t : ranks) t.join();
+  fifos.proxyErrors.assign(static_cast<size_t>(nranks), "");
   for (size_t r = 0; r < fifos.proxies.size(); ++r) {
     try {
       fifos.proxies[r]->quiesce();
@@ -122,12 +161,19 @@ std::vector<std::vector<WalkStatus>> walkAll(const Case& c, World& w, Fifos& fif
       fifos.proxyErrors[r] = e.what();
     }
   }
-  std::vector<std::vector<WalkStatus>> statuses;
-  statuses.reserve(programs.size());
-  for (const WalkProgram& p : programs) {
-    statuses.emplace_back(p.args().status, p.args().status + p.channels);
+  std::vector<std::vector<WalkStatus>> statuses(static_cast<size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) {
+    for (const WalkProgram& p : programs[r]) {
+      statuses[r].insert(statuses[r].end(), p.args().status, p.args().status + p.channels);
+    }
   }
   return statuses;
+}
+
+std::vector<std::vector<WalkStatus>> walkAll(const Case& c, World& w, Fifos& fifos,
+                                             const Options& o) {
+  const GroupCall call{c, o.protocol};
+  return walkGroup({&call, 1}, {&w, 1}, fifos, o, {});
 }
 
 bool reducedTestScope() {

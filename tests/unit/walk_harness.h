@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,28 @@ struct Options {
 /// statuses (one per channel).
 std::vector<std::vector<WalkStatus>> walkAll(const testing_cases::Case& c, testing_cases::World& w,
                                              Fifos& fifos, const Options& o);
+
+/// `rank`'s program for `parts`, built for the address where it sits.
+WalkProgram placedProgram(std::span<const WalkPart> parts, const WalkLaunch& launch,
+                          const Fifos& fifos, int rank);
+/// Walks one program as a launch does: a team per channel, all at once.
+void runProgram(const WalkProgram& program, DataType type, int teamSize);
+
+/// One call of a group, with the protocol its walk takes.
+struct GroupCall {
+  testing_cases::Case c;
+  Protocol protocol = Protocol::Bulk;
+};
+
+/// A group of calls (one world each, one element type per launch) walked by
+/// every rank: rank r cuts it into launches of cuts[r] calls each, walked one
+/// after another (empty: the whole group is one launch); ranks may cut it
+/// differently. Returns each rank's statuses, launch after launch. Uses
+/// o.algorithm, o.teamSize, o.timeoutNs, o.silentRanks and o.abort.
+std::vector<std::vector<WalkStatus>> walkGroup(std::span<const GroupCall> calls,
+                                               std::span<testing_cases::World> worlds, Fifos& fifos,
+                                               const Options& o,
+                                               const std::vector<std::vector<size_t>>& cuts);
 
 /// LOOM_TEST_SCOPE=reduced (make test-tsan): races do not depend on world
 /// sizes or layouts, and TSan makes each of thousands of threads costly.
