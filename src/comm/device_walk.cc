@@ -54,16 +54,13 @@ bool possible(Comm& comm) {
   return comm.deviceWalkCapable == 1;
 }
 
-/// A group of collectives walks one call after another on one stream, so
-/// every call of the group must be walkable, on one device and one stream.
+/// A group's collectives walk one call after another on one stream, so
+/// every one of them must be walkable, on one device and one stream.
 Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
   Offer offer;
   // A channel keeps the counters of at most kMaxConnections peers (all-to-all
   // talks to every rank).
-  if (comm.nranks > static_cast<int>(walk::kMaxConnections) || !canWalkHere() ||
-      hasPointToPoint(ops)) {
-    return offer;
-  }
+  if (comm.nranks > static_cast<int>(walk::kMaxConnections) || !canWalkHere()) return offer;
   const int device = deviceOf(ops.front());
   if (device < 0) return offer;
   for (const Operation& op : ops) {
@@ -497,10 +494,17 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
   // on some ranks offers nothing and is staged everywhere).
   if (!hasCollective(ops)) return walkPointToPoint(comm, ops);
   if (!possible(comm)) return {};
+  // Every rank makes the group's collectives; only some may add send/recv.
+  // The collectives are agreed by all, then the send/recv by their pairs.
+  std::vector<Operation> collectives;
+  std::vector<Operation> pointToPoint;
+  for (const Operation& op : ops) {
+    (isPointToPoint(op) ? pointToPoint : collectives).push_back(op);
+  }
   // Read once: what the offer says and what this rank reports must agree.
   const std::string failure =
       comm.deviceWalk != nullptr ? finishedWalkFailure(*comm.deviceWalk) : std::string();
-  Offer mine = offerFor(comm, ops);
+  Offer mine = offerFor(comm, collectives);
   mine.failed = failure.empty() ? 0 : 1;
   const std::vector<Offer> offers = allGatherValue(comm, mine);
   // After a failed walk a rank's FIFO counters no longer match its peers':
@@ -535,9 +539,21 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
     const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
     comm.deviceWalk = std::move(fresh);
   }
-  walkCollectives(comm, *comm.deviceWalk, ops);
+  // The pairs agree over the links before any launch: a walk's proxy may
+  // be using them until the next call.
+  PointToPointWalk pairs = agreePointToPoint(comm, pointToPoint);
+  walkCollectives(comm, *comm.deviceWalk, collectives);
+  launchPointToPoint(comm, pairs);
+  if (pairs.outcome.walked && !comm.deviceWalk->announcedMixedGroup) {
+    comm.deviceWalk->announcedMixedGroup = true;
+    LOOM_INFO("rank {}: a group's collectives and send/recv walk on the device ({} and {} calls)",
+              comm.rank, collectives.size(), pairs.walked.size());
+  }
   comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
-  DeviceWalkOutcome outcome;
+  DeviceWalkOutcome outcome = std::move(pairs.outcome);
+  // A rank with no peer to agree with (no send/recv, or only to itself)
+  // leaves its send/recv to the host path.
+  if (!outcome.handled) outcome.rest = std::move(pointToPoint);
   outcome.handled = true;
   outcome.walked = true;
   return outcome;

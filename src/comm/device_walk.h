@@ -56,6 +56,7 @@ struct DeviceWalkState {
   uint64_t walks = 0;                  ///< walks enqueued, for messages
   bool announcedPointToPoint = false;  ///< the log said send/recv groups walk
   bool announcedFusion = false;        ///< the log said a group's calls share a launch
+  bool announcedMixedGroup = false;    ///< the log said collectives and send/recv walked together
 
   DeviceWalkState() = default;
   DeviceWalkState(const DeviceWalkState&) = delete;
@@ -76,10 +77,11 @@ struct DeviceWalkOutcome {
 
 /// Runs `ops` with the device plan walker, or leaves them (having run
 /// nothing) when they must take another path: not asked for, no
-/// kernels, host buffers, compression, a group whose calls are on several
-/// streams or devices, collectives and send/recv in one group, or two ranks
-/// of one process on one stream (their kernels would queue behind each other and
-/// never meet). Decided together with every peer, so all ranks agree. For a
+/// kernels, host buffers, compression, a group whose collectives are on
+/// several streams or devices, or two ranks of one process on one stream
+/// (their kernels would queue behind each other and never meet). Decided
+/// together with every peer, so all ranks agree; a group's send/recv calls
+/// beside walking collectives are agreed pair by pair, as below. For a
 /// collective, throws RemoteError on every rank when any rank's previous walk
 /// failed (a peer never came, or the communicator was aborted).
 /// A send/recv group may be split: the pairs whose both ends can walk are

@@ -134,26 +134,27 @@ RankPlan planOf(std::span<const Operation* const> walked, const char** input, ch
 
 }  // namespace
 
-DeviceWalkOutcome walkPointToPoint(Comm& comm, std::span<const Operation> ops) {
-  DeviceWalkOutcome outcome;
+PointToPointWalk agreePointToPoint(Comm& comm, std::span<const Operation> ops) {
+  PointToPointWalk walk;
+  DeviceWalkOutcome& outcome = walk.outcome;
   // The walker state is made at a collective that every rank agreed on, so
   // both ends of every pair have one, or neither has.
   DeviceWalkState* state = comm.deviceWalk.get();
-  if (state == nullptr || !canWalkHere()) return outcome;
+  if (state == nullptr || !canWalkHere()) return walk;
   std::vector<int> peers;
   for (const Operation& op : ops) {
     if (op.root != comm.rank && std::find(peers.begin(), peers.end(), op.root) == peers.end()) {
       peers.push_back(op.root);
     }
   }
-  if (peers.empty()) return outcome;  // only transfers to itself: the host path copies them
-  void* stream = ops.front().stream;
+  if (peers.empty()) return walk;  // only transfers to itself: the host path copies them
+  walk.stream = ops.front().stream;
   // Read once: what the offers say and what this rank reports must agree.
   const std::string failure = finishedWalkFailure(*state);
   std::vector<PairOffer> mine;
   mine.reserve(peers.size());
   for (int peer : peers) {
-    mine.push_back(offerTo(peer, ops, state->device, stream, !failure.empty()));
+    mine.push_back(offerTo(peer, ops, state->device, walk.stream, !failure.empty()));
   }
   const std::vector<PairOffer> theirs =
       exchangeWithPeers(comm, peers, std::span<const PairOffer>(mine));
@@ -161,7 +162,6 @@ DeviceWalkOutcome walkPointToPoint(Comm& comm, std::span<const Operation> ops) {
   // Pairs with a failed end move nothing at either end (staging them would
   // meet a peer that is not there); the others walk or are staged as agreed.
   outcome.handled = true;
-  std::vector<const Operation*> walked;
   std::vector<int> skipped;
   for (const Operation& op : ops) {
     const auto at = std::find(peers.begin(), peers.end(), op.root);
@@ -172,7 +172,7 @@ DeviceWalkOutcome walkPointToPoint(Comm& comm, std::span<const Operation> ops) {
       }
     } else if (at != peers.end() &&
                pairWalks(comm, op.root, mine[i], theirs[i], state->geometry.slotCount)) {
-      walked.push_back(&op);
+      walk.walked.push_back(&op);
     } else {
       outcome.rest.push_back(op);
     }
@@ -184,24 +184,34 @@ DeviceWalkOutcome walkPointToPoint(Comm& comm, std::span<const Operation> ops) {
         "rank {}: send/recv with rank(s) {} not run: their device collectives failed earlier",
         comm.rank, fmt::join(skipped, ", "));
   }
-  if (walked.empty()) return outcome;
-  const device::DeviceScope scope(state->device);
+  return walk;
+}
+
+void launchPointToPoint(Comm& comm, PointToPointWalk& walk) {
+  if (walk.walked.empty()) return;
+  DeviceWalkState& state = *comm.deviceWalk;
+  const device::DeviceScope scope(state.device);
   walk::WalkLaunch launch;
   launch.type = DataType::Uint8;
   walk::WalkPart part;
   // Each call's size picks its protocol, which both ends of it know.
   part.protocolPerStep = true;
-  const RankPlan plan = planOf(walked, &part.input, &part.output);
+  const RankPlan plan = planOf(walk.walked, &part.input, &part.output);
   part.plan = &plan;
-  launchWalk(comm, *state, {&part, 1}, launch, stream);
-  outcome.walked = true;
-  comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
-  if (!state->announcedPointToPoint) {
-    state->announcedPointToPoint = true;
-    LOOM_INFO("rank {}: send/recv groups walk on the device (first: {} of {} calls)", comm.rank,
-              walked.size(), ops.size());
+  launchWalk(comm, state, {&part, 1}, launch, walk.stream);
+  walk.outcome.walked = true;
+  if (!state.announcedPointToPoint) {
+    state.announcedPointToPoint = true;
+    LOOM_INFO("rank {}: send/recv groups walk on the device (first: {} calls)", comm.rank,
+              walk.walked.size());
   }
-  return outcome;
+}
+
+DeviceWalkOutcome walkPointToPoint(Comm& comm, std::span<const Operation> ops) {
+  PointToPointWalk walk = agreePointToPoint(comm, ops);
+  launchPointToPoint(comm, walk);
+  if (walk.outcome.walked) comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
+  return std::move(walk.outcome);
 }
 
 }  // namespace loom

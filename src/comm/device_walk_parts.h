@@ -31,9 +31,20 @@ void checkFinishedWalk(Comm& comm, DeviceWalkState& state);
 /// copy. `launch` names the element type; the rest is filled in.
 void launchWalk(Comm& comm, DeviceWalkState& state, std::span<const walk::WalkPart> parts,
                 walk::WalkLaunch launch, void* stream);
-/// Walks the send/recv pairs of a group whose two ends both can (agreed
-/// pairwise over the links, never with bystanders) and leaves the others
-/// for another path.
+/// The send/recv calls of a group that walk, as their pairs agreed.
+struct PointToPointWalk {
+  DeviceWalkOutcome outcome;             ///< `walked` is set once launched
+  std::vector<const Operation*> walked;  ///< into the span given to agreePointToPoint
+  void* stream = nullptr;
+};
+/// Agrees with the other end of every pair (over the links, never with
+/// bystanders) which send/recv calls of `ops` walk; the others are left in
+/// `outcome.rest` for another path. Uses the links, so it comes before any
+/// launch whose proxy may be using them.
+PointToPointWalk agreePointToPoint(Comm& comm, std::span<const Operation> ops);
+/// Enqueues the agreed calls as one walk (nothing when none walk).
+void launchPointToPoint(Comm& comm, PointToPointWalk& walk);
+/// Both of the above: a group of only send/recv.
 DeviceWalkOutcome walkPointToPoint(Comm& comm, std::span<const Operation> ops);
 
 }  // namespace loom

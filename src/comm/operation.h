@@ -56,10 +56,10 @@ AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective collective, size_t 
 
 bool isReduction(Collective c);
 
-/// Whether `ops` hold a send or receive. Such a group is called by the ranks
-/// that exchange, not by every rank, so nothing decided for it may need the
-/// whole communicator (the device paths' agreements stage it instead).
-bool hasPointToPoint(std::span<const Operation> ops);
+/// Whether `op` is a send or receive (the others are collectives). Those are
+/// called by the ranks that exchange, not by every rank, so nothing decided
+/// for them may need the whole communicator.
+bool isPointToPoint(const Operation& op);
 /// Whether any of `ops` is a collective (every rank of the communicator takes part).
 bool hasCollective(std::span<const Operation> ops);
 /// The device whose memory `op`'s buffers are in, or -1 when they are not

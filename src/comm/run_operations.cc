@@ -291,7 +291,7 @@ void runHostOperations(Comm& comm, std::span<const Operation> ops) {
   const uint64_t sentBefore = comm.stats.bytesSent.load(std::memory_order_relaxed);
   try {
     for (const Operation& op : ops) {
-      if (op.collective == Collective::Send || op.collective == Collective::Recv) {
+      if (isPointToPoint(op)) {
         pointToPoint.push_back(&op);
       } else {
         runCollective(comm, op);

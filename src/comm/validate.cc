@@ -26,16 +26,13 @@ bool overlaps(const void* a, size_t aBytes, const void* b, size_t bBytes) {
 
 }  // namespace
 
-bool hasPointToPoint(std::span<const Operation> ops) {
-  return std::any_of(ops.begin(), ops.end(), [](const Operation& op) {
-    return op.collective == Collective::Send || op.collective == Collective::Recv;
-  });
+bool isPointToPoint(const Operation& op) {
+  return op.collective == Collective::Send || op.collective == Collective::Recv;
 }
 
 bool hasCollective(std::span<const Operation> ops) {
-  return std::any_of(ops.begin(), ops.end(), [](const Operation& op) {
-    return op.collective != Collective::Send && op.collective != Collective::Recv;
-  });
+  return std::any_of(ops.begin(), ops.end(),
+                     [](const Operation& op) { return !isPointToPoint(op); });
 }
 
 int deviceOf(const Operation& op) {

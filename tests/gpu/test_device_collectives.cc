@@ -467,6 +467,92 @@ TEST(DeviceCollectivesGroups, CollectiveAndSendRecvOnSomeRanks) {
   }
 }
 
+// A group of every kind of call on every rank (a pipeline stage's step):
+// all-reduce, ring send/recv, all-gather, a partner exchange of more calls
+// than a walk takes per peer (those pairs take another path) and a copy to
+// itself. Whatever path each part takes, every result is right.
+TEST(DeviceCollectivesGroups, CollectivesAndSendRecvOnEveryRank) {
+  constexpr int kRanks = 4;
+  constexpr size_t kCount = 5003;
+  constexpr int kPartnerCalls = 4;  // more than a walk's FIFO allows per direction
+  constexpr size_t kSmall = 33;
+  Ranks ranks(kRanks);
+  struct Buffers {
+    std::unique_ptr<Device> sum, ringOut, ringIn, piece, gathered, partnerOut, partnerIn, selfIn;
+  };
+  std::vector<Buffers> b(kRanks);
+  std::vector<std::vector<double>> values(kRanks, std::vector<double>(kCount));
+  std::vector<std::vector<double>> smalls(kRanks, std::vector<double>(kSmall));
+  for (int r = 0; r < kRanks; ++r) {
+    for (size_t i = 0; i < kCount; ++i) values[r][i] = valueOf(r, i);
+    for (size_t i = 0; i < kSmall; ++i) smalls[r][i] = valueOf(r + 5, i);
+    b[r].sum = std::make_unique<Device>(kCount * 4);
+    b[r].sum->upload(encode(loomFloat32, values[r]));
+    b[r].ringOut = std::make_unique<Device>(kCount * 8);
+    b[r].ringOut->upload(encode(loomFloat64, values[r]));
+    b[r].ringIn = std::make_unique<Device>(kCount * 8);
+    b[r].piece = std::make_unique<Device>(kSmall * 4);
+    b[r].piece->upload(encode(loomInt32, smalls[r]));
+    b[r].gathered = std::make_unique<Device>(kSmall * 4 * kRanks);
+    b[r].partnerOut = std::make_unique<Device>(kSmall * 2 * kPartnerCalls);
+    std::vector<double> repeated;
+    for (int k = 0; k < kPartnerCalls; ++k) {
+      repeated.insert(repeated.end(), smalls[r].begin(), smalls[r].end());
+    }
+    b[r].partnerOut->upload(encode(loomBfloat16, repeated));
+    b[r].partnerIn = std::make_unique<Device>(kSmall * 2 * kPartnerCalls);
+    b[r].selfIn = std::make_unique<Device>(kSmall * 4);
+  }
+  ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
+    const int next = (r + 1) % kRanks;
+    const int prev = (r + kRanks - 1) % kRanks;
+    const int partner = (r + 2) % kRanks;
+    std::vector<std::function<loomResult_t()>> calls = {
+        [&] {
+          return loomAllReduce(b[r].sum->ptr, b[r].sum->ptr, kCount, loomFloat32, loomSum, c, s);
+        },
+        [&] { return loomRecv(b[r].ringIn->ptr, kCount, loomFloat64, prev, c, s); },
+        [&] { return loomSend(b[r].ringOut->ptr, kCount, loomFloat64, next, c, s); },
+        [&] { return loomAllGather(b[r].piece->ptr, b[r].gathered->ptr, kSmall, loomInt32, c, s); },
+        [&] { return loomSend(b[r].piece->ptr, kSmall, loomInt32, r, c, s); },
+        [&] { return loomRecv(b[r].selfIn->ptr, kSmall, loomInt32, r, c, s); },
+    };
+    for (int k = 0; k < kPartnerCalls; ++k) {
+      calls.emplace_back([&, k] {
+        return loomSend(b[r].partnerOut->at(k * kSmall * 2), kSmall, loomBfloat16, partner, c, s);
+      });
+      calls.emplace_back([&, k] {
+        return loomRecv(b[r].partnerIn->at(k * kSmall * 2), kSmall, loomBfloat16, partner, c, s);
+      });
+    }
+    for (const auto& call : calls) {
+      if (const loomResult_t rc = call(); rc != loomSuccess) return rc;
+    }
+    return loomSuccess;
+  }),
+            loomSuccess)
+      << loomGetLastError(nullptr);
+  std::vector<double> total(kCount, 0.0);
+  std::vector<double> allPieces;
+  for (int r = 0; r < kRanks; ++r) {
+    for (size_t i = 0; i < kCount; ++i) total[i] += values[r][i];
+    allPieces.insert(allPieces.end(), smalls[r].begin(), smalls[r].end());
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    const int prev = (r + kRanks - 1) % kRanks;
+    const int partner = (r + 2) % kRanks;
+    EXPECT_EQ(b[r].sum->download(0, kCount * 4), encode(loomFloat32, total)) << "rank " << r;
+    EXPECT_EQ(b[r].ringIn->download(0, kCount * 8), encode(loomFloat64, values[prev]))
+        << "rank " << r;
+    EXPECT_EQ(b[r].gathered->download(0, kSmall * 4 * kRanks), encode(loomInt32, allPieces))
+        << "rank " << r;
+    EXPECT_EQ(b[r].selfIn->download(0, kSmall * 4), encode(loomInt32, smalls[r])) << "rank " << r;
+    EXPECT_EQ(b[r].partnerIn->download(0, kSmall * 2 * kPartnerCalls),
+              b[partner].partnerOut->download(0, kSmall * 2 * kPartnerCalls))
+        << "rank " << r;
+  }
+}
+
 // Send/recv groups in orders a blocking walk could deadlock on: receive
 // before send around a ring, and exchanges with every other rank, each
 // pair's calls in opposite orders at its two ends.
