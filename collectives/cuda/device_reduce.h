@@ -23,6 +23,8 @@ cudaError_t launchReduce(void* dst, const void* a, const void* b, size_t n, Data
 /// data[i] = data[i] / nranks (integers truncate toward zero), as the host's
 /// finalizerFor(type, Avg). nranks must be >= 1.
 cudaError_t launchAvgFinalize(void* data, size_t n, DataType type, int nranks, cudaStream_t stream);
+/// Loads the Avg-finalise kernels on the current device (see preloadWalkKernels).
+cudaError_t preloadAvgFinalizeKernels();
 
 /// dst[0, bytes) = src[0, bytes) with a kernel, not the copy engine: a step of a
 /// kernel-driven collective copies inside its own launch, and this is that copy

@@ -4,6 +4,7 @@
 // with libloom's.
 #include "collectives/cuda/device_reduce.h"
 #include "collectives/cuda/device_walk.h"
+#include "compression/cuda/device_int8.h"
 #include "device/cuda_kernels_abi.h"
 
 namespace {
@@ -25,10 +26,48 @@ int walk(const void* args, int type, unsigned channels, void* stream) {
                                 static_cast<cudaStream_t>(stream));
 }
 
-int prepareWalk() { return loom::cuda::preloadWalkKernels(); }
+int prepareWalk() {
+  cudaError_t status = loom::cuda::preloadWalkKernels();
+  if (status == cudaSuccess) status = loom::cuda::preloadInt8Kernels();
+  if (status == cudaSuccess) status = loom::cuda::preloadAvgFinalizeKernels();
+  return status;
+}
 
-constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION, &reduce, &avgFinalize, &walk,
-                                    &prepareWalk};
+loom::CodecConfig int8Config(uint32_t block, int stochastic, uint64_t seed) {
+  loom::CodecConfig config;
+  config.kind = loom::CodecKind::Int8;
+  config.block = block;
+  config.stochastic = stochastic != 0;
+  config.seed = seed;
+  return config;
+}
+
+int int8Encode(const void* src, int type, size_t n, void* dst, uint32_t block, int stochastic,
+               uint64_t seed, uint64_t firstIndex, uint64_t counter, void* stream) {
+  return loom::cuda::launchInt8Encode(src, static_cast<loom::DataType>(type), n, dst,
+                                      int8Config(block, stochastic, seed), {firstIndex, counter},
+                                      static_cast<cudaStream_t>(stream));
+}
+
+int int8Decode(const void* src, size_t n, uint32_t block, int type, void* out, void* stream) {
+  return loom::cuda::launchInt8Decode(src, n, int8Config(block, 0, 0),
+                                      static_cast<loom::DataType>(type), out,
+                                      static_cast<cudaStream_t>(stream));
+}
+
+int int8DecodeAccumulate(const void* src, size_t n, uint32_t block, float* acc, void* stream) {
+  return loom::cuda::launchInt8DecodeAccumulate(src, n, int8Config(block, 0, 0), acc,
+                                                static_cast<cudaStream_t>(stream));
+}
+
+constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
+                                    &reduce,
+                                    &avgFinalize,
+                                    &walk,
+                                    &prepareWalk,
+                                    &int8Encode,
+                                    &int8Decode,
+                                    &int8DecodeAccumulate};
 
 }  // namespace
 

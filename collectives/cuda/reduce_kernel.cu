@@ -109,4 +109,10 @@ cudaError_t launchAvgFinalize(void* data, size_t n, DataType type, int nranks,
   });
 }
 
+cudaError_t preloadAvgFinalizeKernels() {
+  cudaFuncAttributes attributes{};
+  // The fp32 one is what the kernel path's compressed collectives launch.
+  return cudaFuncGetAttributes(&attributes, avgFinalizeKernel<NativeElem<float>>);
+}
+
 }  // namespace loom::cuda

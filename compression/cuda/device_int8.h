@@ -37,4 +37,8 @@ cudaError_t launchInt8DecodeAccumulate(const void* src, size_t n, const CodecCon
 cudaError_t launchInt8Decode(const void* src, size_t n, const CodecConfig& config, DataType type,
                              void* out, cudaStream_t stream);
 
+/// Loads the int8 kernels on the current device (see preloadWalkKernels: a
+/// lazily loaded kernel's first launch may wait for the whole device).
+cudaError_t preloadInt8Kernels();
+
 }  // namespace loom::cuda

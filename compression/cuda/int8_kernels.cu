@@ -93,6 +93,21 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
+cudaError_t preloadInt8Kernels() {
+  cudaFuncAttributes attributes{};
+  for (const void* kernel : {reinterpret_cast<const void*>(int8EncodeKernel<NativeElem<float>>),
+                             reinterpret_cast<const void*>(int8EncodeKernel<HalfElem>),
+                             reinterpret_cast<const void*>(int8EncodeKernel<Bf16Elem>),
+                             reinterpret_cast<const void*>(int8DecodeKernel<NativeElem<float>>),
+                             reinterpret_cast<const void*>(int8DecodeKernel<HalfElem>),
+                             reinterpret_cast<const void*>(int8DecodeKernel<Bf16Elem>),
+                             reinterpret_cast<const void*>(int8DecodeAccumulateKernel)}) {
+    const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
+    if (status != cudaSuccess) return status;
+  }
+  return cudaSuccess;
+}
+
 size_t int8EncodedBytes(size_t n, const CodecConfig& config) {
   return layoutFor(n, config).blocks * sizeof(float) + n;
 }

@@ -7,11 +7,8 @@
 namespace loom {
 namespace {
 
+using compressed::finalCounter;
 using compressed::Layout;
-
-/// Counters each call may use for stochastic rounding: a ring uses one per
-/// hop plus one for the owners' sums.
-uint64_t countersPerCall(int nranks) { return static_cast<uint64_t>(nranks) + 1; }
 
 std::span<float> reduceScatterWith(CompressedAlgorithm algorithm, Comm& comm, const Codec& codec,
                                    const Operation& op, const Layout& l, uint64_t counter) {
@@ -19,11 +16,6 @@ std::span<float> reduceScatterWith(CompressedAlgorithm algorithm, Comm& comm, co
     return compressed::ringReduceScatter(comm, codec, op, l, counter);
   }
   return compressed::twoShotReduceScatter(comm, codec, op, l, counter);
-}
-
-/// The counter of the owners' final encoding, after the reduce-scatter's.
-uint64_t finalCounter(CompressedAlgorithm algorithm, int nranks, uint64_t counter) {
-  return counter + (algorithm == CompressedAlgorithm::Ring ? static_cast<uint64_t>(nranks) : 1);
 }
 
 void allReduce(Comm& comm, const Codec& codec, const Operation& op, CompressedAlgorithm algorithm,
@@ -83,12 +75,31 @@ CompressedAlgorithm chooseCompressedAlgorithm(const Comm& comm, const Operation&
   return CompressedAlgorithm::TwoShot;
 }
 
+namespace compressed {
+
+uint64_t takeCounters(Comm& comm) {
+  // A ring uses one per hop plus one for the owners' sums.
+  const uint64_t counter = comm.compressedCalls;
+  comm.compressedCalls += static_cast<uint64_t>(comm.nranks) + 1;
+  return counter;
+}
+
+uint64_t finalCounter(CompressedAlgorithm algorithm, int nranks, uint64_t counter) {
+  return counter + (algorithm == CompressedAlgorithm::Ring ? static_cast<uint64_t>(nranks) : 1);
+}
+
+}  // namespace compressed
+
+void recordCompressedCall(Comm& comm, const Operation& op) {
+  uint64_t bytes = op.count * dataTypeSize(op.type);
+  if (op.collective == Collective::ReduceScatter) bytes *= static_cast<uint64_t>(comm.nranks);
+  comm.stats.compressedCalls.fetch_add(1, std::memory_order_relaxed);
+  comm.stats.compressedInputBytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+
 void runCompressed(Comm& comm, const Operation& op) {
   if (op.count == 0) return;
-  // Every rank makes the same calls in the same order, so this counter (the
-  // stochastic-rounding stream) agrees across ranks.
-  const uint64_t counter = comm.compressedCalls;
-  comm.compressedCalls += countersPerCall(comm.nranks);
+  const uint64_t counter = compressed::takeCounters(comm);
   const auto codec = makeCodec(op.codec);
   const CompressedAlgorithm algorithm = chooseCompressedAlgorithm(comm, op);
   switch (op.collective) {

@@ -23,6 +23,13 @@ struct Layout {
   size_t size(int j) const { return chunkSize(total, static_cast<int>(chunks), j); }
 };
 
+/// This call's first stochastic-rounding counter; advances the
+/// communicator's past every counter one call may use. Every rank makes the
+/// same calls in the same order, so counters agree across ranks and paths.
+uint64_t takeCounters(Comm& comm);
+/// The counter of the owners' final encoding, after the reduce-scatter's.
+uint64_t finalCounter(CompressedAlgorithm algorithm, int nranks, uint64_t counter);
+
 /// The all-reduce layout: chunk 0 is the largest.
 Layout layoutFor(const Codec& codec, size_t total, int nranks);
 

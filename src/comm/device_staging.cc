@@ -32,7 +32,9 @@ void waitForStreamOrderedHostBuffers(std::span<const Operation> ops) {
 
 DeviceStaging::DeviceStaging(const Comm& comm, std::span<const Operation> ops)
     : hostOps_(ops.begin(), ops.end()) {
-  for (Operation& op : hostOps_) {
+  std::vector<Use> uses;
+  for (size_t k = 0; k < hostOps_.size(); ++k) {
+    const Operation& op = hostOps_[k];
     if (!op.onDevice) continue;
     const size_t es = dataTypeSize(op.type);
     const size_t inBytes =
@@ -41,41 +43,66 @@ DeviceStaging::DeviceStaging(const Comm& comm, std::span<const Operation> ops)
         outputElements(op.collective, op.count, comm.nranks, comm.rank, op.root) * es;
     auto* in = static_cast<char*>(const_cast<void*>(op.send));
     auto* out = static_cast<char*>(op.recv);
-    const bool hasIn = inBytes > 0 && in != nullptr;
-    const bool hasOut = outBytes > 0 && out != nullptr;
-    if (hasIn && hasOut && in < out + outBytes && out < in + inBytes) {
-      // In place: one host range keeps the two pointers' layout.
-      char* begin = std::min(in, out);
-      const size_t bytes = static_cast<size_t>(std::max(in + inBytes, out + outBytes) - begin);
-      char* host = stage(begin, bytes, true, static_cast<size_t>(out - begin), outBytes, op.stream);
-      op.send = host + (in - begin);
-      op.recv = host + (out - begin);
-      continue;
-    }
-    if (hasIn) op.send = stage(in, inBytes, true, 0, 0, op.stream);
+    if (inBytes > 0 && in != nullptr) uses.push_back({in, inBytes, true, false, op.stream});
     // Every collective writes all of its output, so it needs no copy in.
-    if (hasOut) op.recv = stage(out, outBytes, false, 0, outBytes, op.stream);
+    if (outBytes > 0 && out != nullptr) uses.push_back({out, outBytes, false, true, op.stream});
+  }
+  stageRegions(uses);
+  // Every pointer into a staged range moves to its host copy, keeping its
+  // place: an in-place call stays in place, and a later call of the group
+  // reads what an earlier one wrote to the same memory, as on the stream.
+  for (Operation& op : hostOps_) {
+    if (!op.onDevice) continue;
+    op.send = hostAddress(static_cast<const char*>(op.send));
+    op.recv = const_cast<char*>(hostAddress(static_cast<const char*>(op.recv)));
   }
   synchronize();
 }
 
-char* DeviceStaging::stage(char* device, size_t bytes, bool copyIn, size_t outputOffset,
-                           size_t outputBytes, void* stream) {
-  Region& r = regions_.emplace_back();
-  r.device = device;
-  r.host.resize(bytes);
-  r.stream = stream;
-  r.outputOffset = outputOffset;
-  r.outputBytes = outputBytes;
-  if (copyIn) {
-    const device::DeviceRuntime& rt = runtime();
-    rt.check(rt.memcpyAsync(r.host.data(), device, bytes, CopyKind::DeviceToHost, stream),
-             "copying a device buffer to host memory");
+void DeviceStaging::stageRegions(std::vector<Use>& uses) {
+  std::sort(uses.begin(), uses.end(),
+            [](const Use& a, const Use& b) { return a.device < b.device; });
+  for (const Use& use : uses) {
+    if (regions_.empty() || use.device >= regions_.back().device + regions_.back().host.size()) {
+      Region& r = regions_.emplace_back();
+      r.device = use.device;
+      r.stream = use.stream;
+      r.host.resize(use.bytes);
+    }
+    Region& r = regions_.back();
+    const size_t end = static_cast<size_t>(use.device - r.device) + use.bytes;
+    if (end > r.host.size()) r.host.resize(end);
+    r.copyIn = r.copyIn || use.input;
+    if (use.output) {
+      r.outputs.push_back({static_cast<size_t>(use.device - r.device), use.bytes, use.stream});
+    }
   }
+  const device::DeviceRuntime& rt = runtime();
+  for (Region& r : regions_) {
+    if (r.copyIn) {
+      rt.check(
+          rt.memcpyAsync(r.host.data(), r.device, r.host.size(), CopyKind::DeviceToHost, r.stream),
+          "copying a device buffer to host memory");
+    }
+    noteStream(r.stream);
+    for (const Output& o : r.outputs) noteStream(o.stream);
+  }
+}
+
+void DeviceStaging::noteStream(void* stream) {
   if (std::find(streams_.begin(), streams_.end(), stream) == streams_.end()) {
     streams_.push_back(stream);
   }
-  return r.host.data();
+}
+
+const char* DeviceStaging::hostAddress(const char* device) const {
+  if (device == nullptr) return nullptr;
+  for (const Region& r : regions_) {
+    if (device >= r.device && device < r.device + r.host.size()) {
+      return r.host.data() + (device - r.device);
+    }
+  }
+  return device;  // an empty operand: never read or written
 }
 
 void DeviceStaging::synchronize() {
@@ -90,10 +117,11 @@ void DeviceStaging::finish() {
   if (regions_.empty()) return;
   const device::DeviceRuntime& rt = runtime();
   for (Region& r : regions_) {
-    if (r.outputBytes == 0) continue;
-    rt.check(rt.memcpyAsync(r.device + r.outputOffset, r.host.data() + r.outputOffset,
-                            r.outputBytes, CopyKind::HostToDevice, r.stream),
-             "copying results to the device buffer");
+    for (const Output& o : r.outputs) {
+      rt.check(rt.memcpyAsync(r.device + o.offset, r.host.data() + o.offset, o.bytes,
+                              CopyKind::HostToDevice, o.stream),
+               "copying results to the device buffer");
+    }
   }
   // The host copies must outlive the transfers.
   synchronize();

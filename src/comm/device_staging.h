@@ -32,17 +32,36 @@ class DeviceStaging {
   void finish();
 
  private:
-  /// One contiguous device range and its host copy.
+  /// A device range one operand reads or writes.
+  struct Use {
+    char* device = nullptr;
+    size_t bytes = 0;
+    bool input = false;
+    bool output = false;
+    void* stream = nullptr;
+  };
+  /// Part of a region a call writes, copied back on that call's stream.
+  struct Output {
+    size_t offset = 0;
+    size_t bytes = 0;
+    void* stream = nullptr;
+  };
+  /// One contiguous device range (the union of overlapping uses: the calls
+  /// of a group that share memory share its host copy) and that copy.
   struct Region {
     char* device = nullptr;
     std::vector<char> host;
-    void* stream = nullptr;
-    size_t outputOffset = 0;  ///< the output's part of the range
-    size_t outputBytes = 0;
+    void* stream = nullptr;  ///< of its first use: the copy in
+    bool copyIn = false;
+    std::vector<Output> outputs;
   };
 
-  char* stage(char* device, size_t bytes, bool copyIn, size_t outputOffset, size_t outputBytes,
-              void* stream);
+  /// Merges `uses` into regions, allocates their host copies and enqueues the copies in.
+  void stageRegions(std::vector<Use>& uses);
+  /// Adds `stream` to those synchronize() waits for.
+  void noteStream(void* stream);
+  /// Where `device`, a pointer into a staged range, lives in host memory.
+  const char* hostAddress(const char* device) const;
   void synchronize();
 
   std::vector<Operation> hostOps_;

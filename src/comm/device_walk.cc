@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
+#include "comm/device_walk_compressed.h"
 #include "comm/device_walk_parts.h"
 #include "comm/exchange_values.h"
 #include "core/log.h"
@@ -25,9 +26,10 @@ using device::CopyKind;
 struct Offer {
   int32_t usable = 0;
   int32_t device = -1;
-  uint64_t stream = 0;   // ranks of one process must not share one
-  int32_t failed = 0;    // this rank's previous walk failed
-  int32_t reserved = 0;  // no padding bytes on the wire
+  uint64_t stream = 0;        // ranks of one process must not share one
+  int32_t failed = 0;         // this rank's previous walk failed
+  int32_t reserved = 0;       // no padding bytes on the wire
+  uint64_t codecScratch = 0;  // device scratch this rank's compressed calls need
 };
 
 /// Collectives one launch walks at most, where the group and the element
@@ -64,10 +66,11 @@ Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
   const int device = deviceOf(ops.front());
   if (device < 0) return offer;
   for (const Operation& op : ops) {
-    if (!op.onDevice || op.codec.kind != CodecKind::None || op.stream != ops.front().stream ||
-        deviceOf(op) != device) {
+    if (!op.onDevice || (op.codec.kind != CodecKind::None && !walksCompressed(comm, op)) ||
+        op.stream != ops.front().stream || deviceOf(op) != device) {
       return offer;
     }
+    offer.codecScratch = std::max<uint64_t>(offer.codecScratch, compressedScratchBytes(comm, op));
   }
   offer.usable = 1;
   offer.device = device;
@@ -181,8 +184,10 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
   rt.check(rt.mallocHost(reinterpret_cast<void**>(&state->statusMirror),
                          sizeof(walk::WalkStatus) * state->geometry.channels),
            "cudaMallocHost");
-  rt.check(rt.eventCreateWithFlags(&state->done, device::kEventDisableTiming),
-           "cudaEventCreateWithFlags");
+  for (void** event : {&state->done, &state->codecDone}) {
+    rt.check(rt.eventCreateWithFlags(event, device::kEventDisableTiming),
+             "cudaEventCreateWithFlags");
+  }
   for (void*& event : state->uploaded) {
     rt.check(rt.eventCreateWithFlags(&event, device::kEventDisableTiming),
              "cudaEventCreateWithFlags");
@@ -237,7 +242,8 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
         comm.config.timeout);
   }
   // Everything a walk needs is allocated before any rank launches one, and
-  // never again: an allocation stops work on other streams of the device
+  // never again (but for compressed calls' scratch, grown by all ranks
+  // together: growCodecScratch): an allocation stops work on other streams of the device
   // from overlapping what comes after it, and a peer's kernel would be
   // waiting for this rank's. The program slots hold the largest program a
   // walk makes: kFusedCalls collectives, whose plans (ring, pairwise, star)
@@ -264,7 +270,8 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
   return state;
 }
 
-/// The kernel path's plan of a collective (ring, pairwise or star: no scratch).
+}  // namespace
+
 std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op) {
   PlanRequest req;
   req.collective = op.collective;
@@ -283,6 +290,8 @@ std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op) {
   return plan;
 }
 
+namespace {
+
 size_t stepCount(const RankPlan& plan) {
   size_t steps = 0;
   for (const auto& stream : plan.streams) steps += stream.size();
@@ -293,7 +302,8 @@ size_t stepCount(const RankPlan& plan) {
 /// the program slots allow: consecutive calls of one type share a launch,
 /// which walks them one after another on every channel. Peers may cut the
 /// same group differently (their plans differ in size); the messages on each
-/// connection come in the same order either way.
+/// connection come in the same order either way. A compressed call is a
+/// sequence of its own (codec kernels and byte walks) between launches.
 void walkCollectives(Comm& comm, DeviceWalkState& state, std::span<const Operation> ops) {
   std::vector<std::shared_ptr<const RankPlan>> plans;
   std::vector<walk::WalkPart> parts;
@@ -312,6 +322,11 @@ void walkCollectives(Comm& comm, DeviceWalkState& state, std::span<const Operati
     steps = 0;
   };
   for (const Operation& op : ops) {
+    if (op.codec.kind != CodecKind::None) {
+      flush();
+      walkCompressed(comm, state, op, op.stream);
+      continue;
+    }
     std::shared_ptr<const RankPlan> plan = walkPlan(comm, op);
     const size_t planSteps = stepCount(*plan);
     const size_t fused =
@@ -469,11 +484,15 @@ DeviceWalkState::~DeviceWalkState() {
     if (!failure.empty()) LOOM_WARN("{}", failure);
     rt.eventDestroy(done);
   }
+  if (codecDone != nullptr) {
+    rt.eventSynchronize(codecDone);  // the last compressed call's kernels read the scratch
+    rt.eventDestroy(codecDone);
+  }
   for (void* event : uploaded) {
     if (event != nullptr) rt.eventDestroy(event);
   }
   for (void* mapped : ipcMappings) rt.ipcCloseMemHandle(mapped);
-  for (void* p : {arena, static_cast<void*>(programs)}) {
+  for (void* p : {arena, static_cast<void*>(programs), static_cast<void*>(codecScratch)}) {
     if (p != nullptr) rt.free(p);
   }
   if (programStaging != nullptr) rt.freeHost(programStaging);
@@ -539,6 +558,10 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
     const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
     comm.deviceWalk = std::move(fresh);
   }
+  // Every rank grows the codec scratch to the largest need offered, together.
+  uint64_t codecScratch = 0;
+  for (const Offer& o : offers) codecScratch = std::max(codecScratch, o.codecScratch);
+  growCodecScratch(comm, *comm.deviceWalk, codecScratch);
   // The pairs agree over the links before any launch: a walk's proxy may
   // be using them until the next call.
   PointToPointWalk pairs = agreePointToPoint(comm, pointToPoint);

@@ -47,6 +47,14 @@ struct DeviceWalkState {
   char* outbox = nullptr;
   char* inbox = nullptr;
   std::unique_ptr<WalkProxyRunner> proxy;
+  /// Compressed calls' encoded blocks and fp32 sums (device memory), grown by
+  /// every rank together between calls (device_walk_compressed.h), and the
+  /// event after the last compressed call's final kernel: the next one
+  /// overwrites the scratch only after it.
+  char* codecScratch = nullptr;
+  size_t codecScratchBytes = 0;
+  void* codecDone = nullptr;
+  bool codecUsed = false;
   void* done = nullptr;  ///< event recorded after the last walk
   bool pending = false;  ///< a walk whose statuses were not read yet
   std::string failure;   ///< what the first failed walk said; the FIFOs are unusable after it
@@ -57,6 +65,7 @@ struct DeviceWalkState {
   bool announcedPointToPoint = false;  ///< the log said send/recv groups walk
   bool announcedFusion = false;        ///< the log said a group's calls share a launch
   bool announcedMixedGroup = false;    ///< the log said collectives and send/recv walked together
+  bool announcedCompression = false;   ///< the log said compressed calls run on the device
 
   DeviceWalkState() = default;
   DeviceWalkState(const DeviceWalkState&) = delete;

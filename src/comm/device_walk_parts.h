@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 
 namespace loom {
 
+/// The kernel path's plan of a collective (ring, pairwise or star: no scratch).
+std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op);
 /// Whether this process has a CUDA runtime with a device and the walk kernels.
 bool canWalkHere();
 /// Whether ranks p and q live in one process (pids repeat across hosts and

@@ -81,6 +81,8 @@ void runPointToPoint(Comm& comm, std::span<const Operation* const> ops);
 /// The compressed forms (compressed_collectives.cc): encode once per rank,
 /// move encoded bytes with the ordinary collectives, decode.
 void runCompressed(Comm& comm, const Operation& op);
+/// Counts a compressed call and its input bytes in comm.stats, whichever path ran it.
+void recordCompressedCall(Comm& comm, const Operation& op);
 
 /// Largest world where Auto picks sparse all-gather for a topk all-reduce.
 inline constexpr int kSparseAllGatherMaxRanks = 4;

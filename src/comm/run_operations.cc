@@ -228,19 +228,10 @@ void runPointToPoint(Comm& comm, std::span<const Operation* const> ops) {
 
 namespace {
 
-/// Input bytes of a compressed call before encoding.
-uint64_t inputBytes(const Comm& comm, const Operation& op) {
-  const uint64_t bytes = op.count * dataTypeSize(op.type);
-  return op.collective == Collective::ReduceScatter ? bytes * static_cast<uint64_t>(comm.nranks)
-                                                    : bytes;
-}
-
 void recordCall(Comm& comm, std::span<const Operation> ops, uint64_t sent) {
   CommStats& s = comm.stats;
   for (const Operation& op : ops) {
-    if (op.codec.kind == CodecKind::None) continue;
-    s.compressedCalls.fetch_add(1, std::memory_order_relaxed);
-    s.compressedInputBytes.fetch_add(inputBytes(comm, op), std::memory_order_relaxed);
+    if (op.codec.kind != CodecKind::None) recordCompressedCall(comm, op);
   }
   s.lastCallBytesSent.store(sent, std::memory_order_relaxed);
   s.calls.fetch_add(1, std::memory_order_relaxed);

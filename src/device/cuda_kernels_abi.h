@@ -9,8 +9,9 @@
 #define LOOM_DEVICE_CUDA_KERNELS_ABI_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
-#define LOOM_CUDA_KERNELS_ABI_VERSION 3
+#define LOOM_CUDA_KERNELS_ABI_VERSION 4
 #define LOOM_CUDA_KERNELS_ENTRY "loomCudaKernels"
 
 typedef struct {
@@ -29,6 +30,17 @@ typedef struct {
    * loaded kernel's first launch may wait for the device, where peers' walks
    * spin until this rank's arrives. Returns a cudaError_t. */
   int (*prepareWalk)(void);
+  /* The int8 codec (compression/int8_codec.h) on device memory, giving the
+   * host codec's bytes and floats exactly: `block` elements per scale;
+   * nearest rounding, or stochastic (nonzero) with the bits of (seed,
+   * counter, firstIndex + i) as EncodeContext says. `type` is a
+   * loom::DataType among fp32, fp16, bf16. n may be 0. Each enqueues on
+   * `stream` and returns a cudaError_t; prepareWalk loads them too. */
+  int (*int8Encode)(const void* src, int type, size_t n, void* dst, uint32_t block, int stochastic,
+                    uint64_t seed, uint64_t firstIndex, uint64_t counter, void* stream);
+  int (*int8Decode)(const void* src, size_t n, uint32_t block, int type, void* out, void* stream);
+  /* acc[i] += decoded[i] in fp32, one rounding per element. */
+  int (*int8DecodeAccumulate)(const void* src, size_t n, uint32_t block, float* acc, void* stream);
 } LoomCudaKernels;
 
 /* The plugin's one exported function. */

@@ -1,7 +1,7 @@
 // The kernel plugin of the emulated CUDA runtime (emulated_runtime.cc): the
 // same C table as libloom_cuda_kernels.so (src/device/cuda_kernels_abi.h),
 // whose "kernels" run on the emulated stream's thread. The element kernels
-// use the host reducers; a walk runs the real plan walker
+// use the host reducers and the int8 codec the host's; a walk runs the real plan walker
 // (collectives/walker/plan_walker.h) with one team of host threads per
 // channel (tests/unit/host_team.h), as a thread block per channel on a GPU.
 #include <cstdlib>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collectives/walker/plan_walker.h"
+#include "compression/int8_codec.h"
 #include "device/cuda_kernels_abi.h"
 #include "emulated_cuda/emulated_runtime.h"
 #include "math/reducer.h"
@@ -77,8 +78,60 @@ int walkKernel(const void* args, int type, unsigned channels, void* stream) {
 
 int prepareWalk() { return 0; }
 
-constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION, &reduce, &avgFinalize,
-                                    &walkKernel, &prepareWalk};
+bool codecType(int type) {
+  return type == static_cast<int>(DataType::Float32) ||
+         type == static_cast<int>(DataType::Float16) ||
+         type == static_cast<int>(DataType::Bfloat16);
+}
+
+std::shared_ptr<const loom::Int8Codec> int8Codec(uint32_t block, int stochastic, uint64_t seed) {
+  loom::CodecConfig config;
+  config.kind = loom::CodecKind::Int8;
+  config.block = block;
+  config.stochastic = stochastic != 0;
+  config.seed = seed;
+  return std::make_shared<const loom::Int8Codec>(config);
+}
+
+bool validBlock(uint32_t block) {
+  return block >= loom::kMinInt8Block && block <= loom::kMaxInt8Block && (block & (block - 1)) == 0;
+}
+
+int int8Encode(const void* src, int type, size_t n, void* dst, uint32_t block, int stochastic,
+               uint64_t seed, uint64_t firstIndex, uint64_t counter, void* stream) {
+  if (!codecType(type) || !validBlock(block)) return 1;
+  auto codec = int8Codec(block, stochastic, seed);
+  emu::streamOf(stream).enqueue([=] {
+    codec->encode(src, static_cast<DataType>(type), n, dst, codec->encodedBytes(n),
+                  {firstIndex, counter});
+  });
+  return 0;
+}
+
+int int8Decode(const void* src, size_t n, uint32_t block, int type, void* out, void* stream) {
+  if (!codecType(type) || !validBlock(block)) return 1;
+  auto codec = int8Codec(block, 0, 0);
+  emu::streamOf(stream).enqueue(
+      [=] { codec->decode(src, codec->encodedBytes(n), n, static_cast<DataType>(type), out); });
+  return 0;
+}
+
+int int8DecodeAccumulate(const void* src, size_t n, uint32_t block, float* acc, void* stream) {
+  if (!validBlock(block)) return 1;
+  auto codec = int8Codec(block, 0, 0);
+  emu::streamOf(stream).enqueue(
+      [=] { codec->decodeAccumulate(src, codec->encodedBytes(n), n, acc); });
+  return 0;
+}
+
+constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
+                                    &reduce,
+                                    &avgFinalize,
+                                    &walkKernel,
+                                    &prepareWalk,
+                                    &int8Encode,
+                                    &int8Decode,
+                                    &int8DecodeAccumulate};
 
 }  // namespace
 

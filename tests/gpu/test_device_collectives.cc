@@ -713,6 +713,122 @@ TEST(DeviceCollectivesCompressed, EqualTheHostResultBitForBit) {
   }
 }
 
+// int8 on every collective it compresses, on device buffers against the same
+// calls on host buffers: fp32, fp16 and bf16, sum and avg, nearest and
+// stochastic rounding, sizes 0, 1, odd and several blocks, all-reduce in and
+// out of place, and a group where compressed calls sit between plain ones.
+// The two sets of communicators make the same calls in the same order, so
+// their stochastic-rounding counters agree; 3 ranks cut tensors unevenly.
+TEST(DeviceCollectivesCompressed, Int8OnEveryCollectiveEqualsTheHost) {
+  constexpr int kRanks = 3;
+  Ranks onHost(kRanks);
+  Ranks onDevice(kRanks);
+  struct Case {
+    const char* collective;
+    loomDataType_t type;
+    loomRedOp_t op;
+    size_t count;
+    bool stochastic;
+    bool inPlace;
+  };
+  std::vector<Case> cases;
+  for (const char* collective : {"allreduce", "reducescatter", "allgather"}) {
+    for (loomDataType_t type : {loomFloat32, loomFloat16, loomBfloat16}) {
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1027}}) {
+        const bool reduces = std::string(collective) != "allgather";
+        cases.push_back({collective, type, loomSum, count, false, false});
+        if (reduces) cases.push_back({collective, type, loomAvg, count, true, false});
+      }
+    }
+  }
+  cases.push_back({"allreduce", loomFloat32, loomSum, 4099, true, true});
+  cases.push_back({"group", loomFloat32, loomSum, 517, false, false});
+  for (const Case& k : cases) {
+    SCOPED_TRACE(testing::Message()
+                 << k.collective << " type " << k.type << " op " << k.op << " count " << k.count
+                 << (k.stochastic ? " stochastic" : "") << (k.inPlace ? " in place" : ""));
+    const std::string what = k.collective;
+    const size_t es = loomTypeSize(k.type);
+    const size_t inCount = what == "reducescatter" ? k.count * kRanks : k.count;
+    const size_t outCount = what == "allgather" ? k.count * kRanks : k.count;
+    loomCompression int8{};
+    int8.kind = loomCompressInt8;
+    int8.block = 64;
+    int8.stochastic = k.stochastic ? 1 : 0;
+    int8.seed = 11;
+    std::vector<std::vector<unsigned char>> inputs(kRanks);
+    for (int r = 0; r < kRanks; ++r) {
+      std::vector<double> values(inCount);
+      for (size_t i = 0; i < inCount; ++i) {
+        values[i] = valueOf(r, i) * 0.37 - static_cast<double>(i % 13) * 0.11;
+      }
+      inputs[r] = encode(k.type, values);
+    }
+    // One call per rank (the group case: plain, compressed, plain all-reduces).
+    auto call = [&](const void* send, void* recv, void* extra, loomComm_t c, void* s) {
+      if (what == "allreduce") {
+        return loomAllReduceEx(send, recv, k.count, k.type, k.op, &int8, c, s);
+      }
+      if (what == "reducescatter") {
+        return loomReduceScatterEx(send, recv, k.count, k.type, k.op, &int8, c, s);
+      }
+      if (what == "allgather") return loomAllGatherEx(send, recv, k.count, k.type, &int8, c, s);
+      loomResult_t rc = loomAllReduce(extra, extra, k.count, k.type, loomSum, c, s);
+      if (rc == loomSuccess) rc = loomAllReduceEx(send, recv, k.count, k.type, k.op, &int8, c, s);
+      if (rc == loomSuccess) rc = loomAllReduce(extra, extra, k.count, k.type, loomMax, c, s);
+      return rc;
+    };
+    std::vector<std::vector<unsigned char>> hostIn = inputs;
+    std::vector<std::vector<unsigned char>> hostOut(kRanks,
+                                                    std::vector<unsigned char>(outCount * es));
+    // Plain sums of small integers: exact in any order, so any algorithm matches.
+    std::vector<std::vector<unsigned char>> plain(kRanks);
+    for (int r = 0; r < kRanks; ++r) {
+      std::vector<double> values(inCount);
+      for (size_t i = 0; i < inCount; ++i) values[i] = valueOf(r, i);
+      plain[r] = encode(k.type, values);
+    }
+    std::vector<std::vector<unsigned char>> hostExtra = plain;
+    ASSERT_EQ(onHost.group([&](int r, loomComm_t c, cudaStream_t) {
+      void* out = k.inPlace ? hostIn[r].data() : hostOut[r].data();
+      return call(hostIn[r].data(), out, hostExtra[r].data(), c, nullptr);
+    }),
+              loomSuccess)
+        << loomGetLastError(nullptr);
+    std::vector<std::unique_ptr<Device>> in, out, extra;
+    for (int r = 0; r < kRanks; ++r) {
+      in.push_back(std::make_unique<Device>(inCount * es));
+      in.back()->upload(inputs[r]);
+      out.push_back(std::make_unique<Device>(outCount * es));
+      extra.push_back(std::make_unique<Device>(inCount * es));
+      extra.back()->upload(plain[r]);
+    }
+    ASSERT_EQ(onDevice.group([&](int r, loomComm_t c, cudaStream_t s) {
+      void* result = k.inPlace ? in[r]->ptr : out[r]->ptr;
+      return call(in[r]->ptr, result, extra[r]->ptr, c, s);
+    }),
+              loomSuccess)
+        << loomGetLastError(nullptr);
+    for (int r = 0; r < kRanks; ++r) {
+      const Device& result = k.inPlace ? *in[r] : *out[r];
+      const std::vector<unsigned char>& want = k.inPlace ? hostIn[r] : hostOut[r];
+      EXPECT_EQ(result.download(0, outCount * es), want) << "rank " << r;
+      if (what == "group") {
+        EXPECT_EQ(extra[r]->download(0, inCount * es), hostExtra[r]) << "rank " << r;
+      }
+    }
+    // The compressed result is a real reduction, not a copy: the all-reduce
+    // of ranks' inputs is near their sum (int8 error is a fraction of a percent).
+    if (what == "allreduce" && k.count > 0 && k.type == loomFloat32 && k.op == loomSum) {
+      float first = 0;
+      std::memcpy(&first, (k.inPlace ? hostIn : hostOut)[0].data(), 4);
+      double sum = 0;
+      for (int r = 0; r < kRanks; ++r) sum += valueOf(r, 0) * 0.37;
+      EXPECT_NEAR(first, sum, 0.05 * sum);
+    }
+  }
+}
+
 // Pinned host buffers run on the host executor, but in stream order: a copy
 // the caller queued into the send buffer on the same stream lands first.
 TEST(DeviceCollectivesPinned, WaitForTheCallersStream) {

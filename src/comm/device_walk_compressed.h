@@ -1,0 +1,34 @@
+// Compressed collectives on the plan-walking kernel's path (int8, two-shot):
+// the host algorithm of compressed_two_shot.cc and compressed_common.cc with
+// every step on the device, in stream order and without host
+// synchronisation: encode kernels, a byte all-to-all walk, decode-accumulate
+// kernels in rank order, the owner's encode, an all-gather walk, decode
+// kernels. The layout, counters and element math are the host's, so results
+// are the host path's bits. Internal to src/comm (device_walk.cc).
+#pragma once
+
+#include <cstddef>
+
+#include "comm/device_walk.h"
+#include "comm/operation.h"
+
+namespace loom {
+
+/// Whether the kernel path runs compressed `op` itself: int8 two-shot without
+/// error feedback (its residual lives in host memory). Top-k, the ring and
+/// error feedback take the staged path. The same answer on every rank.
+bool walksCompressed(const Comm& comm, const Operation& op);
+
+/// Device scratch `op` needs (0 for an uncompressed call).
+size_t compressedScratchBytes(const Comm& comm, const Operation& op);
+
+/// Grows `state`'s codec scratch to `bytes` when it is smaller. Every rank
+/// calls it with the same `bytes` (agreed in the offers), at the same call,
+/// before any launch of that call: allocating while a peer's walk waits for
+/// this rank's would keep them from overlapping (see createState).
+void growCodecScratch(Comm& comm, DeviceWalkState& state, size_t bytes);
+
+/// Enqueues compressed `op` on `stream`: kernels and walks, nothing waited for.
+void walkCompressed(Comm& comm, DeviceWalkState& state, const Operation& op, void* stream);
+
+}  // namespace loom
