@@ -16,7 +16,7 @@
 namespace loom::cuda {
 namespace {
 
-inline constexpr int kWalkThreads = 256;
+inline constexpr int kWalkThreads = 512;
 
 /// A thread block as the walker's Team. Members are __host__ __device__ only
 /// so that the walker's host-and-device methods may call them; the kernel is

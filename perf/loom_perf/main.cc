@@ -133,6 +133,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (deviceBuffers) {
+    // Threads as ranks share this process's hardware queues per device (8
+    // unless set); more than half that many would keep Loom's kernel path
+    // off (docs/cuda.md). Set before the first CUDA call, which reads it.
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", /*overwrite=*/0);
     std::string why;
     cfg.device = perf::cudaDeviceMemory(&why);
     if (cfg.device == nullptr) {

@@ -113,6 +113,8 @@ struct loomComm {
   std::mutex deviceWalkMutex;
   /// Whether every rank can run the plan-walking kernel: -1 not asked yet.
   int deviceWalkCapable = -1;
+  /// Whether rank 0 logged that too many ranks share a device for the kernel path.
+  std::atomic<bool> announcedCrowding{false};
 
   loomComm() = default;
   loomComm(const loomComm&) = delete;

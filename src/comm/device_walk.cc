@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 
 #include "collectives/algorithms.h"
@@ -28,7 +29,7 @@ struct Offer {
   int32_t device = -1;
   uint64_t stream = 0;        // ranks of one process must not share one
   int32_t failed = 0;         // this rank's previous walk failed
-  int32_t reserved = 0;       // no padding bytes on the wire
+  int32_t streamQueues = 0;   // this process's hardware queues per device (streamQueues())
   uint64_t codecScratch = 0;  // device scratch this rank's compressed calls need
 };
 
@@ -74,14 +75,28 @@ Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
   }
   offer.usable = 1;
   offer.device = device;
+  offer.streamQueues = streamQueues();
   offer.stream = reinterpret_cast<uintptr_t>(ops.front().stream);
   return offer;
 }
 
 /// Whether every rank can walk on `device`, and no two ranks of one process
 /// would make each other's kernels wait (one stream, or the legacy default
-/// stream beside another on one device).
-bool agreed(const Comm& comm, const std::vector<Offer>& offers) {
+/// stream beside another on one device, or more ranks on a device than its
+/// hardware queues carry).
+bool agreed(Comm& comm, const std::vector<Offer>& offers) {
+  std::vector<int> devices;
+  std::vector<int32_t> queues;
+  for (const Offer& o : offers) {
+    devices.push_back(o.device);
+    queues.push_back(o.streamQueues);
+  }
+  if (const std::string why = crowding(comm, devices, queues); !why.empty()) {
+    if (comm.rank == 0 && !comm.announcedCrowding.exchange(true)) {
+      LOOM_INFO("{}: staging device buffers", why);
+    }
+    return false;
+  }
   for (int p = 0; p < comm.nranks; ++p) {
     const Offer& o = offers[static_cast<size_t>(p)];
     if (o.usable == 0) return false;
@@ -163,12 +178,13 @@ uint64_t mapPeerArenas(Comm& comm, DeviceWalkState& state, const std::vector<int
 /// memory (other hosts, no peer access, a refused IPC mapping) talk through
 /// their proxies, as every rank agrees from everyone's reach (proxiedPairs).
 std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>& devices,
-                                             void* stream) {
+                                             const std::vector<int32_t>& queues, void* stream) {
   const device::DeviceRuntime& rt = device::deviceRuntime();
   auto state = std::make_unique<DeviceWalkState>();
   const int device = devices[static_cast<size_t>(comm.rank)];
   state->device = device;
   state->devices = devices;
+  state->crowded = crowding(comm, devices, queues);
   // Two thread blocks per rank unless LOOM_NCHANNELS asks for more (the
   // setting is part of the configuration all ranks agreed on). The arena is
   // sized for them; a walk with proxies uses one channel, a prefix of it.
@@ -372,6 +388,41 @@ bool sameProcess(const Comm& comm, int p, int q) {
   return comm.peers[p].pid == comm.peers[q].pid && comm.peers[p].hostId == comm.peers[q].hostId;
 }
 
+int32_t streamQueues() {
+  // CUDA's default; it reads the variable when it creates the context, which
+  // a program sets before its first CUDA call.
+  constexpr int32_t kDefault = 8;
+  const char* set = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  if (set == nullptr) return kDefault;
+  char* end = nullptr;
+  const long value = std::strtol(set, &end, 10);
+  if (end == set || *end != '\0' || value < 1) return kDefault;
+  return static_cast<int32_t>(std::min<long>(value, 32));
+}
+
+std::string crowding(const Comm& comm, const std::vector<int>& devices,
+                     const std::vector<int32_t>& queues) {
+  for (int p = 0; p < comm.nranks; ++p) {
+    if (devices[p] < 0) continue;
+    int sharing = 0;
+    for (int q = 0; q < comm.nranks; ++q) {
+      sharing += sameProcess(comm, p, q) && devices[q] == devices[p] ? 1 : 0;
+    }
+    // Each rank's stream takes a queue, and the runtime's own copies others;
+    // streams beyond the queues share one, where a walk waiting for its
+    // stream's previous walk holds back a peer's walk behind it (seen on an
+    // H200: 8 ranks, 3 launches each, at the default 8 queues).
+    if (2 * sharing > queues[p]) {
+      return fmt::format(
+          "{} ranks of one process walk on device {}, more than half of its {} hardware queues "
+          "(CUDA_DEVICE_MAX_CONNECTIONS; set it to 32 before the first CUDA call for up to 16 "
+          "ranks per device)",
+          sharing, devices[p], queues[p]);
+    }
+  }
+  return {};
+}
+
 namespace {
 
 /// The legacy default stream (0, or cudaStreamLegacy): work on it waits for
@@ -540,8 +591,12 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
   }
   if (!agreed(comm, offers)) return {};
   std::vector<int> devices;
+  std::vector<int32_t> queues;
   devices.reserve(offers.size());
-  for (const Offer& o : offers) devices.push_back(o.device);
+  for (const Offer& o : offers) {
+    devices.push_back(o.device);
+    queues.push_back(o.streamQueues);
+  }
   const device::DeviceScope scope(devices[static_cast<size_t>(comm.rank)]);
   // Every rank sees the same offers, so all rebuild (or keep) their state
   // together. The swap is guarded for pollDeviceWalk; building and freeing,
@@ -554,7 +609,7 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
     }
   }
   if (comm.deviceWalk == nullptr) {
-    std::unique_ptr<DeviceWalkState> fresh = createState(comm, devices, ops.front().stream);
+    std::unique_ptr<DeviceWalkState> fresh = createState(comm, devices, queues, ops.front().stream);
     const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
     comm.deviceWalk = std::move(fresh);
   }
@@ -588,6 +643,7 @@ void prepareDeviceWalk(Comm& comm) {
   struct Ready {
     int32_t usable = 0;
     int32_t device = -1;
+    int32_t streamQueues = 0;
   };
   Ready mine;
   // Only where the application has loaded CUDA: a host-only program never
@@ -599,15 +655,18 @@ void prepareDeviceWalk(Comm& comm) {
     if (rt.getDevice(&current) == 0) {
       mine.usable = 1;
       mine.device = current;
+      mine.streamQueues = streamQueues();
     } else {
       rt.getLastError();
     }
   }
   const std::vector<Ready> all = allGatherValue(comm, mine);
   std::vector<int> devices;
+  std::vector<int32_t> queues;
   for (const Ready& r : all) {
     if (r.usable == 0) return;  // the first collective asks again
     devices.push_back(r.device);
+    queues.push_back(r.streamQueues);
   }
   comm.deviceWalkCapable = 1;
   const device::DeviceScope scope(mine.device);
@@ -616,7 +675,7 @@ void prepareDeviceWalk(Comm& comm) {
   // communicators' walks.
   // NOLINTNEXTLINE(performance-no-int-to-ptr): cudaStreamPerThread is the handle 0x2
   void* const perThreadStream = reinterpret_cast<void*>(uintptr_t{2});
-  std::unique_ptr<DeviceWalkState> fresh = createState(comm, devices, perThreadStream);
+  std::unique_ptr<DeviceWalkState> fresh = createState(comm, devices, queues, perThreadStream);
   const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
   comm.deviceWalk = std::move(fresh);
 }

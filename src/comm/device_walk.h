@@ -24,6 +24,9 @@ namespace loom {
 struct DeviceWalkState {
   int device = -1;
   std::vector<int> devices;  ///< every rank's device when the state was made
+  /// Why too many ranks share a device for their walks to be sure to run
+  /// together (crowding()), or empty; send/recv walks check it.
+  std::string crowded;
   walk::FifoGeometry geometry;
   void* arena = nullptr;           ///< this rank's FIFOs (device memory)
   std::vector<char*> peerArenas;   ///< every rank's arena as this rank addresses it (null: proxied)

@@ -140,7 +140,9 @@ PointToPointWalk agreePointToPoint(Comm& comm, std::span<const Operation> ops) {
   // The walker state is made at a collective that every rank agreed on, so
   // both ends of every pair have one, or neither has.
   DeviceWalkState* state = comm.deviceWalk.get();
-  if (state == nullptr || !canWalkHere()) return walk;
+  // Crowding is decided from what every rank told at the state's creation,
+  // so both ends of a pair see it alike.
+  if (state == nullptr || !canWalkHere() || !state->crowded.empty()) return walk;
   std::vector<int> peers;
   for (const Operation& op : ops) {
     if (op.root != comm.rank && std::find(peers.begin(), peers.end(), op.root) == peers.end()) {

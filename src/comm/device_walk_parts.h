@@ -21,6 +21,14 @@ bool canWalkHere();
 /// Whether ranks p and q live in one process (pids repeat across hosts and
 /// containers, so the host counts too).
 bool sameProcess(const Comm& comm, int p, int q);
+/// The hardware queues CUDA gives each device of this process
+/// (CUDA_DEVICE_MAX_CONNECTIONS: 8 unless set, at most 32).
+int32_t streamQueues();
+/// Why the ranks' walks might not all run at once: some process has more
+/// ranks on one device than half its hardware queues (`devices` and `queues`
+/// are every rank's, so every rank answers alike); empty when none has.
+std::string crowding(const Comm& comm, const std::vector<int>& devices,
+                     const std::vector<int32_t>& queues);
 /// Why two ranks of one process cannot both walk on these streams (their
 /// kernels must run at the same time to meet), or nullptr.
 const char* streamConflict(int deviceP, uint64_t streamP, int deviceQ, uint64_t streamQ);

@@ -4,8 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 int main(int argc, char** argv) {
+  // The tests run up to 8 ranks as threads on one device; CUDA gives a
+  // process 8 hardware queues per device unless told, and Loom's kernel path
+  // wants twice the ranks (docs/cuda.md). Read at the first CUDA call.
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", /*overwrite=*/0);
   int devices = 0;
   const cudaError_t status = cudaGetDeviceCount(&devices);
   if (status != cudaSuccess || devices == 0) {

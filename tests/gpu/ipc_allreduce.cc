@@ -40,7 +40,11 @@ int check(loomComm_t comm, int rank, int nranks, size_t count, cudaStream_t stre
   float* recv = nullptr;
   CHECK_CUDA(cudaMalloc(reinterpret_cast<void**>(&send), (mine.size() + 1) * sizeof(float)));
   CHECK_CUDA(cudaMalloc(reinterpret_cast<void**>(&recv), (mine.size() + 1) * sizeof(float)));
-  CHECK_CUDA(cudaMemcpy(send, mine.data(), mine.size() * sizeof(float), cudaMemcpyHostToDevice));
+  // On the stream the collectives use: a cudaMemcpy from pageable memory may
+  // return before its DMA lands, and a non-blocking stream does not wait for it
+  // (the staged path read stale input that way on an H200).
+  CHECK_CUDA(cudaMemcpyAsync(send, mine.data(), mine.size() * sizeof(float), cudaMemcpyHostToDevice,
+                             stream));
   std::vector<float> got(count * nranks);
   int wrong = 0;
 

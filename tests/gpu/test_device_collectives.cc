@@ -94,6 +94,14 @@ double reduce(loomRedOp_t op, const std::vector<double>& xs) {
   return op == loomAvg ? acc / static_cast<double>(xs.size()) : acc;
 }
 
+/// cudaMemcpy from pageable memory may return before its DMA lands, and the
+/// ranks' non-blocking streams do not wait for it: the upload is complete
+/// before any collective reads it.
+cudaError_t copyToDevice(void* device, const void* host, size_t bytes) {
+  const cudaError_t status = cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice);
+  return status != cudaSuccess ? status : cudaDeviceSynchronize();
+}
+
 struct Device {
   void* ptr = nullptr;
   size_t bytes = 0;
@@ -103,8 +111,7 @@ struct Device {
   Device& operator=(const Device&) = delete;
   char* at(size_t offset) const { return static_cast<char*>(ptr) + offset; }
   void upload(const std::vector<unsigned char>& host, size_t offset = 0) const {
-    ASSERT_EQ(cudaMemcpy(at(offset), host.data(), host.size(), cudaMemcpyHostToDevice),
-              cudaSuccess);
+    ASSERT_EQ(copyToDevice(at(offset), host.data(), host.size()), cudaSuccess);
   }
   std::vector<unsigned char> download(size_t offset, size_t n) const {
     std::vector<unsigned char> out(n);
@@ -647,8 +654,7 @@ TEST(DeviceCollectivesLarge, AllReduce256MiB) {
     std::vector<float> v(count);
     for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>(valueOf(r, i));
     bufs.push_back(std::make_unique<Device>(count * 4));
-    ASSERT_EQ(cudaMemcpy(bufs.back()->ptr, v.data(), count * 4, cudaMemcpyHostToDevice),
-              cudaSuccess);
+    ASSERT_EQ(copyToDevice(bufs.back()->ptr, v.data(), count * 4), cudaSuccess);
   }
   ASSERT_EQ(ranks.group([&](int r, loomComm_t c, cudaStream_t s) {
     return loomAllReduce(bufs[r]->ptr, bufs[r]->ptr, count, loomFloat32, loomSum, c, s);
@@ -695,8 +701,7 @@ TEST(DeviceCollectivesCompressed, EqualTheHostResultBitForBit) {
     for (int r = 0; r < kRanks; ++r) {
       send.push_back(std::make_unique<Device>(kCount * 4));
       recv.push_back(std::make_unique<Device>(kCount * 4));
-      ASSERT_EQ(cudaMemcpy(send[r]->ptr, inputs[r].data(), kCount * 4, cudaMemcpyHostToDevice),
-                cudaSuccess);
+      ASSERT_EQ(copyToDevice(send[r]->ptr, inputs[r].data(), kCount * 4), cudaSuccess);
     }
     ASSERT_EQ(ranks.group([&](int r, loomComm_t comm, cudaStream_t s) {
       return loomAllReduceEx(send[r]->ptr, recv[r]->ptr, kCount, loomFloat32, loomSum, &c, comm, s);
@@ -841,7 +846,7 @@ TEST(DeviceCollectivesPinned, WaitForTheCallersStream) {
     std::vector<float> v(count);
     for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>(valueOf(r, i));
     source.push_back(std::make_unique<Device>(count * 4));
-    ASSERT_EQ(cudaMemcpy(source[r]->ptr, v.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(copyToDevice(source[r]->ptr, v.data(), count * 4), cudaSuccess);
     ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&send[r]), count * 4), cudaSuccess);
     ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&recv[r]), count * 4), cudaSuccess);
     std::memset(send[r], 0, count * 4);

@@ -23,11 +23,22 @@ declared=$(perl -0777 -ne '
   while (/(?:\b(?:ncclResult_t|void|const\s+char\s*\*|int)\s*\**\s*|NCCL_API\s*\(\s*\w+\s*,\s*)(p?nccl[A-Z]\w*)\s*\(/g) {
     print "$1\n";
   }' "$header" | sort -u)
+# The host half of the device API (nccl_device/*.h, NCCL 2.28 and later): plain
+# C functions that programs such as PyTorch link, without profiling aliases.
+device_api=""
+if [ -d "$include_dir/nccl_device" ]; then
+  device_api=$(cat "$include_dir"/nccl_device/*.h | perl -0777 -ne '
+    s{/\*.*?\*/}{}gs; s{//[^\n]*}{}g;
+    while (/NCCL_EXTERN_C\s+__host__\s+\w+\s*\**\s*(nccl[A-Z]\w*)\s*\(/g) { print "$1\n"; }' |
+    sort -u)
+fi
+header_names=$declared
+declared=$(printf '%s\n%s\n' "$declared" "$device_api" | sed '/^$/d' | sort -u)
 exported=$(nm -D --defined-only "$LIB" | awk '{print $3}' | sort -u)
 
 declared_count=$(wc -l <<<"$declared")
 exported_count=$(wc -l <<<"$exported")
-echo "$header declares $declared_count names (ncclXxx and pncclXxx);" \
+echo "$header and nccl_device/ declare $declared_count names (ncclXxx and pncclXxx);" \
   "libnccl.so.2 exports $exported_count"
 [ "$declared_count" -ge 40 ] || { echo "FAIL: parsed suspiciously few declarations" >&2; exit 1; }
 
@@ -49,6 +60,7 @@ fi
 while read -r addr _ name; do
   case "$name" in
     nccl*)
+      grep -qx "$name" <<<"$header_names" || continue
       alias_addr=$(nm -D --defined-only "$LIB" | awk -v n="p$name" '$3 == n {print $1}')
       if [ "$alias_addr" != "$addr" ]; then
         echo "FAIL: p$name is not an alias of $name" >&2
