@@ -51,6 +51,32 @@ bool isDeviceMemory(const void* ptr) {
   return !isManaged;
 }
 
+DeviceAllocation allocateOnCurrentDevice(size_t bytes, void** ptr) {
+  const LoadedDriver driver;
+  auto* getCurrent = driver.find<decltype(cuCtxGetCurrent)>("cuCtxGetCurrent");
+  // cuda.h maps cuMemAlloc to its _v2 entry point, which is the exported name.
+  auto* allocate = driver.find<decltype(cuMemAlloc)>("cuMemAlloc_v2");
+  CUcontext context = nullptr;
+  if (getCurrent == nullptr || allocate == nullptr || getCurrent(&context) != CUDA_SUCCESS ||
+      context == nullptr) {
+    return DeviceAllocation::NoContext;
+  }
+  CUdeviceptr address = 0;
+  if (allocate(&address, bytes) != CUDA_SUCCESS) return DeviceAllocation::Failed;
+  *ptr = reinterpret_cast<void*>(
+      static_cast<uintptr_t>(address));  // NOLINT(performance-no-int-to-ptr)
+  return DeviceAllocation::Done;
+}
+
+bool freeDeviceMemory(void* ptr) {
+  if (!isDeviceMemory(ptr)) return false;
+  const LoadedDriver driver;
+  auto* release = driver.find<decltype(cuMemFree)>("cuMemFree_v2");
+  if (release == nullptr) return false;
+  release(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(ptr)));
+  return true;
+}
+
 int currentCudaDevice() {
   const LoadedDriver driver;
   auto* getDevice = driver.find<decltype(cuCtxGetDevice)>("cuCtxGetDevice");

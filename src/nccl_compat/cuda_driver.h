@@ -4,6 +4,8 @@
 // then needs neither.
 #pragma once
 
+#include <cstddef>
+
 namespace loom_nccl {
 
 /// Whether `ptr` is CUDA device memory that the host cannot read (managed and
@@ -12,5 +14,18 @@ bool isDeviceMemory(const void* ptr);
 
 /// The device of the calling thread's current CUDA context, or 0 if there is none.
 int currentCudaDevice();
+
+enum class DeviceAllocation {
+  NoContext,  ///< no driver loaded or no current context: the caller uses host memory
+  Failed,     ///< the driver refused (out of memory)
+  Done,
+};
+/// `bytes` of device memory in the calling thread's current context, as
+/// NCCL's ncclMemAlloc gives (the driver's alignment: 256 B or more).
+DeviceAllocation allocateOnCurrentDevice(size_t bytes, void** ptr);
+
+/// Frees `ptr` when it is device memory that CUDA allocated; false, touching
+/// nothing, for any other pointer.
+bool freeDeviceMemory(void* ptr);
 
 }  // namespace loom_nccl

@@ -1,9 +1,11 @@
-// Memory: allocation, buffer registration and symmetric windows. Under the
-// host-buffer extension these are host memory and bookkeeping-free no-ops;
-// windows need GPU memory and are refused.
+// Memory: allocation, buffer registration and symmetric windows. Allocations
+// are device memory where the program uses CUDA and host memory under the
+// host-buffer extension; registration is a bookkeeping-free no-op; windows
+// (symmetric memory for NCCL's device API) are refused.
 #include <cstdlib>
 
 #include "comm.h"
+#include "cuda_driver.h"
 #include "profiling_alias.h"
 #include "status.h"
 
@@ -21,13 +23,23 @@ constexpr size_t kAlignment = NCCL_WIN_REQUIRED_ALIGNMENT;
 
 extern "C" {
 
-/// Host memory until Loom's CUDA path exists (docs/nccl-compat.md).
+/// Device memory on the current device when the program uses CUDA (as NCCL
+/// gives); host memory otherwise, for the host-buffer extension.
 ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
   return guarded("ncclMemAlloc", [&] {
     requireOut(ptr, "ptr");
-    void* memory = nullptr;
     // A zero-byte request still gets a distinct pointer, which ncclMemFree takes back.
     const size_t bytes = size == 0 ? 1 : size;
+    void* memory = nullptr;
+    switch (loom_nccl::allocateOnCurrentDevice(bytes, &memory)) {
+      case loom_nccl::DeviceAllocation::Done:
+        *ptr = memory;
+        return;
+      case loom_nccl::DeviceAllocation::Failed:
+        fail(ncclSystemError, "cannot allocate {} bytes of device memory", size);
+      case loom_nccl::DeviceAllocation::NoContext:
+        break;
+    }
     if (posix_memalign(&memory, kAlignment, bytes) != 0) {
       fail(ncclSystemError, "cannot allocate {} bytes of host memory", size);
     }
@@ -36,7 +48,9 @@ ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
 }
 
 ncclResult_t ncclMemFree(void* ptr) {
-  return guarded("ncclMemFree", [&] { std::free(ptr); });
+  return guarded("ncclMemFree", [&] {
+    if (!loom_nccl::freeDeviceMemory(ptr)) std::free(ptr);
+  });
 }
 
 /// Loom needs no registration for host buffers; the handle is the buffer itself.
@@ -56,8 +70,8 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, nc
                                     int winFlags) {
   return guarded("ncclCommWindowRegister", [&] {
     fail(ncclInvalidUsage,
-         "symmetric memory windows need GPU memory and Loom's CUDA path, which does not exist "
-         "yet");
+         "symmetric memory windows serve NCCL's device API (nccl_device.h), which Loom does not "
+         "have: its collectives run in its own kernels");
   });
 }
 

@@ -3,7 +3,8 @@
  * calls that return at once and a cudaStreamSynchronize before the results
  * are read. All-reduce (sum, avg), all-gather, reduce-scatter, broadcast,
  * reduce, and a send/recv ring in a group, at counts 1, 7 and 4099, checked
- * against values computed here; a PreMulSum on device buffers is refused. Exits 77 without a CUDA
+ * against values computed here, into memory from ncclMemAlloc (device memory
+ * in a CUDA program); a PreMulSum on device buffers is refused. Exits 77 without a CUDA
  * device. Run on a GPU by scripts/gpu-check.sh and in CI on the emulated runtime
  * (tests/emulated_cuda). */
 #include <cuda_runtime_api.h>
@@ -134,7 +135,12 @@ int main(void) {
   job.host = (float*)malloc(largest * sizeof(float));
   EXPECT(job.host != NULL, "out of host memory");
   CHECK_CUDA(cudaMalloc((void**)&job.send, largest * sizeof(float)));
-  CHECK_CUDA(cudaMalloc((void**)&job.recv, largest * sizeof(float)));
+  /* The results land in memory from ncclMemAlloc, which a CUDA program gets
+   * on its current device, as from NCCL. */
+  CHECK_NCCL(ncclMemAlloc((void**)&job.recv, largest * sizeof(float)));
+  struct cudaPointerAttributes where;
+  CHECK_CUDA(cudaPointerGetAttributes(&where, job.recv));
+  EXPECT(where.type == cudaMemoryTypeDevice, "ncclMemAlloc in a CUDA program gives device memory");
   const size_t counts[] = {1, 7, 4099};
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) checkCount(&job, counts[c]);
   /* PreMulSum scales inputs on the host, so on a device sendbuff it is refused,
@@ -152,7 +158,7 @@ int main(void) {
   CHECK_NCCL(ncclRedOpDestroy(premul, job.comm));
   CHECK_NCCL(ncclCommDestroy(job.comm));
   CHECK_CUDA(cudaFree(job.send));
-  CHECK_CUDA(cudaFree(job.recv));
+  CHECK_NCCL(ncclMemFree(job.recv));
   CHECK_CUDA(cudaStreamDestroy(job.stream));
   free(job.host);
   printf("rank %d: device buffers through the NCCL API: all values match\n", job.rank);
