@@ -268,10 +268,10 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>&
   // direction than slots (device_walk_p2p.cc).
   const auto n = static_cast<size_t>(comm.nranks);
   const uint32_t channels = state->geometry.channels;
-  state->programCapacity =
-      std::max({size_t{16} << 10,
-                walk::programBytesBound(channels, n, kFusedCalls * (2 * n + 2), kFusedCalls),
-                walk::programBytesBound(channels, n, 2 * (state->geometry.slotCount - 1) * n)});
+  state->programCapacity = std::max(
+      {size_t{16} << 10,
+       walk::programBytesBound(channels, n, kFusedCalls * (2 * n + 2), kFusedCalls),
+       walk::programBytesBound(channels, n, size_t{2} * (state->geometry.slotCount - 1) * n)});
   const size_t programBytes = state->programCapacity * DeviceWalkState::kProgramSlots;
   rt.check(rt.malloc(reinterpret_cast<void**>(&state->programs), programBytes), "cudaMalloc");
   rt.check(rt.mallocHost(reinterpret_cast<void**>(&state->programStaging), programBytes),

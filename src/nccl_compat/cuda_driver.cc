@@ -63,8 +63,8 @@ DeviceAllocation allocateOnCurrentDevice(size_t bytes, void** ptr) {
   }
   CUdeviceptr address = 0;
   if (allocate(&address, bytes) != CUDA_SUCCESS) return DeviceAllocation::Failed;
-  *ptr = reinterpret_cast<void*>(
-      static_cast<uintptr_t>(address));  // NOLINT(performance-no-int-to-ptr)
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): the driver hands out addresses as integers
+  *ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(address));
   return DeviceAllocation::Done;
 }
 
