@@ -191,9 +191,24 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind)
   return cudaSuccess;
 }
 
+// As CUDA documents for pageable (unregistered) host memory: a copy from it
+// has taken its source by the time the call returns (CUDA stages it), so the
+// caller may reuse the buffer at once; a copy into it is synchronous. Only
+// copies between device and pinned memory stay queued on the stream.
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind,
                             cudaStream_t stream) {
-  if (bytes > 0) streamOf(stream).enqueue([=] { std::memmove(dst, src, bytes); });
+  if (bytes == 0) return cudaSuccess;
+  emu::Stream& s = streamOf(stream);
+  if (emu::lookup(dst).kind == emu::Kind::Unregistered) {
+    s.synchronize();
+    std::memmove(dst, src, bytes);
+  } else if (emu::lookup(src).kind == emu::Kind::Unregistered) {
+    auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
+                                                      static_cast<const char*>(src) + bytes);
+    s.enqueue([=] { std::memmove(dst, staged->data(), bytes); });
+  } else {
+    s.enqueue([=] { std::memmove(dst, src, bytes); });
+  }
   return cudaSuccess;
 }
 

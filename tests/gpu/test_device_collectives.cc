@@ -14,85 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "math/half.h"
+#include "tests/gpu/typed_values.h"
 
 namespace loom::gpu_test {
 namespace {
 
 #define LOOM_OK(expr) ASSERT_EQ((expr), loomSuccess) << loomGetLastError(nullptr)
-
-// 1..11, so sums over 8 ranks fit every type exactly (int8 included).
-double valueOf(int rank, size_t i) { return static_cast<double>((rank * 3 + i * 7) % 11 + 1); }
-
-void store(loomDataType_t t, double v, unsigned char* out) {
-  switch (t) {
-    case loomInt8: {
-      auto x = static_cast<int8_t>(v);
-      std::memcpy(out, &x, 1);
-      break;
-    }
-    case loomUint8: {
-      auto x = static_cast<uint8_t>(v);
-      std::memcpy(out, &x, 1);
-      break;
-    }
-    case loomInt32: {
-      auto x = static_cast<int32_t>(v);
-      std::memcpy(out, &x, 4);
-      break;
-    }
-    case loomUint32: {
-      auto x = static_cast<uint32_t>(v);
-      std::memcpy(out, &x, 4);
-      break;
-    }
-    case loomInt64: {
-      auto x = static_cast<int64_t>(v);
-      std::memcpy(out, &x, 8);
-      break;
-    }
-    case loomUint64: {
-      auto x = static_cast<uint64_t>(v);
-      std::memcpy(out, &x, 8);
-      break;
-    }
-    case loomFloat16: {
-      uint16_t x = floatToHalf(static_cast<float>(v));
-      std::memcpy(out, &x, 2);
-      break;
-    }
-    case loomFloat32: {
-      auto x = static_cast<float>(v);
-      std::memcpy(out, &x, 4);
-      break;
-    }
-    case loomFloat64:
-      std::memcpy(out, &v, 8);
-      break;
-    case loomBfloat16: {
-      uint16_t x = floatToBf16(static_cast<float>(v));
-      std::memcpy(out, &x, 2);
-      break;
-    }
-    default:
-      break;
-  }
-}
-
-std::vector<unsigned char> encode(loomDataType_t t, const std::vector<double>& values) {
-  const size_t es = loomTypeSize(t);
-  std::vector<unsigned char> out(values.size() * es);
-  for (size_t i = 0; i < values.size(); ++i) store(t, values[i], out.data() + i * es);
-  return out;
-}
-
-double reduce(loomRedOp_t op, const std::vector<double>& xs) {
-  double acc = xs[0];
-  for (size_t k = 1; k < xs.size(); ++k) {
-    acc = op == loomMax ? std::max(acc, xs[k]) : op == loomMin ? std::min(acc, xs[k]) : acc + xs[k];
-  }
-  return op == loomAvg ? acc / static_cast<double>(xs.size()) : acc;
-}
 
 /// cudaMemcpy from pageable memory may return before its DMA lands, and the
 /// ranks' non-blocking streams do not wait for it: the upload is complete
@@ -150,9 +77,6 @@ class Ranks {
   std::vector<loomComm_t> comms_;
   std::vector<cudaStream_t> streams_;
 };
-
-const loomDataType_t kTypes[] = {loomInt8,   loomUint8,   loomInt32,   loomUint32,  loomInt64,
-                                 loomUint64, loomFloat16, loomFloat32, loomFloat64, loomBfloat16};
 
 struct Shape {
   int nranks;
