@@ -77,6 +77,11 @@ void DeviceStaging::stageRegions(std::vector<Use>& uses) {
       r.outputs.push_back({static_cast<size_t>(use.device - r.device), use.bytes, use.stream});
     }
   }
+  // A region's copy runs on one stream, but the calls that share it may be
+  // on others, whose earlier work may still be writing it: every stream of
+  // the group is done before any copy starts.
+  for (const Use& use : uses) noteStream(use.stream);
+  synchronize();
   const device::DeviceRuntime& rt = runtime();
   for (Region& r : regions_) {
     if (r.copyIn) {

@@ -1,5 +1,7 @@
 #include "comm/device_walk_compressed.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 #include "comm/compressed_common.h"
@@ -133,15 +135,30 @@ void growCodecScratch(Comm& comm, DeviceWalkState& state, size_t bytes) {
   if (bytes <= state.codecScratchBytes) return;
   const device::DeviceRuntime& rt = device::deviceRuntime();
   if (state.codecScratch != nullptr) {
-    rt.check(rt.free(state.codecScratch), "cudaFree");  // waits for the kernels using it
+    // The last compressed call's kernels may still read it.
+    if (state.codecUsed) rt.check(rt.eventSynchronize(state.codecDone), "cudaEventSynchronize");
+    rt.check(rt.free(state.codecScratch), "cudaFree");
     state.codecScratch = nullptr;
     state.codecScratchBytes = 0;
   }
   void* scratch = nullptr;
-  rt.check(rt.malloc(&scratch, bytes), "cudaMalloc of the compressed collectives' scratch");
+  const device::CudaStatus status = rt.malloc(&scratch, bytes);
+  if (status != 0) rt.getLastError();
+  // No rank launches before every rank allocated; a rank that could not
+  // allocate fails with all the others instead of leaving them waiting.
+  const std::vector<int32_t> allocated = allGatherValue(comm, int32_t{status == 0 ? 1 : 0});
+  std::vector<int> failed;
+  for (size_t p = 0; p < allocated.size(); ++p) {
+    if (allocated[p] == 0) failed.push_back(static_cast<int>(p));
+  }
+  if (!failed.empty()) {
+    if (scratch != nullptr) rt.free(scratch);
+    raise(ErrorCode::CudaError,
+          "rank(s) {} could not allocate {} B of device scratch for compressed collectives",
+          fmt::join(failed, ", "), bytes);
+  }
   state.codecScratch = static_cast<char*>(scratch);
   state.codecScratchBytes = bytes;
-  allGatherValue(comm, int32_t{1});  // no rank launches before every rank allocated
 }
 
 void walkCompressed(Comm& comm, DeviceWalkState& state, const Operation& op, void* stream) {

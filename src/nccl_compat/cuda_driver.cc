@@ -21,6 +21,8 @@ class LoadedDriver {
   LoadedDriver(const LoadedDriver&) = delete;
   LoadedDriver& operator=(const LoadedDriver&) = delete;
 
+  bool loaded() const { return handle_ != nullptr; }
+
   /// `name` with the type of the declaration `Function` (from cuda.h), or nullptr.
   template <typename Function>
   Function* find(const char* name) const {
@@ -53,13 +55,29 @@ bool isDeviceMemory(const void* ptr) {
 
 DeviceAllocation allocateOnCurrentDevice(size_t bytes, void** ptr) {
   const LoadedDriver driver;
+  if (!driver.loaded()) return DeviceAllocation::NoContext;
   auto* getCurrent = driver.find<decltype(cuCtxGetCurrent)>("cuCtxGetCurrent");
   // cuda.h maps cuMemAlloc to its _v2 entry point, which is the exported name.
   auto* allocate = driver.find<decltype(cuMemAlloc)>("cuMemAlloc_v2");
+  if (getCurrent == nullptr || allocate == nullptr) return DeviceAllocation::Failed;
   CUcontext context = nullptr;
-  if (getCurrent == nullptr || allocate == nullptr || getCurrent(&context) != CUDA_SUCCESS ||
-      context == nullptr) {
-    return DeviceAllocation::NoContext;
+  const CUresult asked = getCurrent(&context);
+  // A process that loaded the driver but never initialised CUDA holds no
+  // device memory and cannot use any: host memory, as without a driver.
+  if (asked == CUDA_ERROR_NOT_INITIALIZED) return DeviceAllocation::NoContext;
+  if (asked != CUDA_SUCCESS) return DeviceAllocation::Failed;
+  if (context == nullptr) {
+    // A thread that has made no CUDA call yet: the runtime would use device
+    // 0's primary context there, and so does NCCL's allocation.
+    auto* deviceGet = driver.find<decltype(cuDeviceGet)>("cuDeviceGet");
+    auto* retain = driver.find<decltype(cuDevicePrimaryCtxRetain)>("cuDevicePrimaryCtxRetain");
+    auto* makeCurrent = driver.find<decltype(cuCtxSetCurrent)>("cuCtxSetCurrent");
+    CUdevice device = 0;
+    if (deviceGet == nullptr || retain == nullptr || makeCurrent == nullptr ||
+        deviceGet(&device, 0) != CUDA_SUCCESS || retain(&context, device) != CUDA_SUCCESS ||
+        makeCurrent(context) != CUDA_SUCCESS) {
+      return DeviceAllocation::Failed;
+    }
   }
   CUdeviceptr address = 0;
   if (allocate(&address, bytes) != CUDA_SUCCESS) return DeviceAllocation::Failed;
@@ -68,13 +86,14 @@ DeviceAllocation allocateOnCurrentDevice(size_t bytes, void** ptr) {
   return DeviceAllocation::Done;
 }
 
-bool freeDeviceMemory(void* ptr) {
-  if (!isDeviceMemory(ptr)) return false;
+DeviceFree freeDeviceMemory(void* ptr) {
+  if (!isDeviceMemory(ptr)) return DeviceFree::NotDevice;
   const LoadedDriver driver;
   auto* release = driver.find<decltype(cuMemFree)>("cuMemFree_v2");
-  if (release == nullptr) return false;
-  release(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(ptr)));
-  return true;
+  if (release == nullptr) return DeviceFree::Failed;
+  return release(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(ptr))) == CUDA_SUCCESS
+             ? DeviceFree::Done
+             : DeviceFree::Failed;
 }
 
 int currentCudaDevice() {

@@ -16,16 +16,18 @@ bool isDeviceMemory(const void* ptr);
 int currentCudaDevice();
 
 enum class DeviceAllocation {
-  NoContext,  ///< no driver loaded or no current context: the caller uses host memory
-  Failed,     ///< the driver refused (out of memory)
+  NoContext,  ///< no driver loaded, or CUDA never initialised: the caller uses host memory
+  Failed,     ///< the driver refused (out of memory, no device)
   Done,
 };
-/// `bytes` of device memory in the calling thread's current context, as
-/// NCCL's ncclMemAlloc gives (the driver's alignment: 256 B or more).
+/// `bytes` of device memory in the calling thread's current context (device
+/// 0's primary context on a thread with none, as the runtime would), as NCCL's
+/// ncclMemAlloc gives (the driver's alignment: 256 B or more).
 DeviceAllocation allocateOnCurrentDevice(size_t bytes, void** ptr);
 
-/// Frees `ptr` when it is device memory that CUDA allocated; false, touching
-/// nothing, for any other pointer.
-bool freeDeviceMemory(void* ptr);
+enum class DeviceFree { NotDevice, Failed, Done };
+/// Frees `ptr` when it is device memory that CUDA allocated; NotDevice,
+/// touching nothing, for any other pointer.
+DeviceFree freeDeviceMemory(void* ptr);
 
 }  // namespace loom_nccl

@@ -117,6 +117,7 @@ int ncclTeamRankToWorld(ncclComm_t comm, Team team, int rank) {
 
 int ncclTeamRankToLsa(ncclComm_t comm, Team team, int rank) {
   // The Lsa team is the caller alone: only the caller's own rank maps into it.
+  if (team.nRanks == 1 && rank != 0) return -1;
   const int world = team.nRanks == 1 ? worldTeam(comm, "ncclTeamRankToLsa").rank
                                      : worldRank(comm, team, rank, "ncclTeamRankToLsa");
   const int self = worldTeam(comm, "ncclTeamRankToLsa").rank;

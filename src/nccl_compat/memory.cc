@@ -36,7 +36,7 @@ ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
         *ptr = memory;
         return;
       case loom_nccl::DeviceAllocation::Failed:
-        fail(ncclSystemError, "cannot allocate {} bytes of device memory", size);
+        fail(ncclUnhandledCudaError, "cannot allocate {} bytes of device memory", size);
       case loom_nccl::DeviceAllocation::NoContext:
         break;
     }
@@ -49,7 +49,14 @@ ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
 
 ncclResult_t ncclMemFree(void* ptr) {
   return guarded("ncclMemFree", [&] {
-    if (!loom_nccl::freeDeviceMemory(ptr)) std::free(ptr);
+    switch (loom_nccl::freeDeviceMemory(ptr)) {
+      case loom_nccl::DeviceFree::Done:
+        return;
+      case loom_nccl::DeviceFree::Failed:
+        fail(ncclUnhandledCudaError, "cuMemFree refused {} (not from ncclMemAlloc?)", ptr);
+      case loom_nccl::DeviceFree::NotDevice:
+        std::free(ptr);
+    }
   });
 }
 
