@@ -125,8 +125,8 @@ class Checker {
   Bytes reduced(loomDataType_t t, loomRedOp_t op, size_t count, size_t first) const {
     std::vector<double> want(count);
     for (size_t i = 0; i < count; ++i) {
-      std::vector<double> xs;
-      for (int p = 0; p < me_.n; ++p) xs.push_back(valueOf(p, first + i));
+      std::vector<double> xs(static_cast<size_t>(me_.n));
+      for (int p = 0; p < me_.n; ++p) xs[static_cast<size_t>(p)] = valueOf(p, first + i);
       want[i] = reduce(op, xs);
     }
     return encode(t, want);
