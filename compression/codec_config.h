@@ -42,6 +42,17 @@ struct CodecConfig {
   bool operator==(const CodecConfig&) const = default;
 };
 
+/// An int8 configuration from its three fields (the kernel plugin's C ABI
+/// passes them one by one).
+inline CodecConfig int8CodecConfig(uint32_t block, bool stochastic, uint64_t seed) {
+  CodecConfig config;
+  config.kind = CodecKind::Int8;
+  config.block = block;
+  config.stochastic = stochastic;
+  config.seed = seed;
+  return config;
+}
+
 /// Parses "none", "int8", "int8:block=128", "int8:block=64,stochastic,seed=7",
 /// "topk:0.01", "topk:ratio=0.05", and for int8/topk an "algo=auto|twoshot|ring"
 /// option ("allgather" too for topk): "int8:algo=ring", "topk:0.01,algo=allgather".

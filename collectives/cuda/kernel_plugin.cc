@@ -33,30 +33,21 @@ int prepareWalk() {
   return status;
 }
 
-loom::CodecConfig int8Config(uint32_t block, int stochastic, uint64_t seed) {
-  loom::CodecConfig config;
-  config.kind = loom::CodecKind::Int8;
-  config.block = block;
-  config.stochastic = stochastic != 0;
-  config.seed = seed;
-  return config;
-}
-
 int int8Encode(const void* src, int type, size_t n, void* dst, uint32_t block, int stochastic,
                uint64_t seed, uint64_t firstIndex, uint64_t counter, void* stream) {
   return loom::cuda::launchInt8Encode(src, static_cast<loom::DataType>(type), n, dst,
-                                      int8Config(block, stochastic, seed), {firstIndex, counter},
-                                      static_cast<cudaStream_t>(stream));
+                                      loom::int8CodecConfig(block, stochastic != 0, seed),
+                                      {firstIndex, counter}, static_cast<cudaStream_t>(stream));
 }
 
 int int8Decode(const void* src, size_t n, uint32_t block, int type, void* out, void* stream) {
-  return loom::cuda::launchInt8Decode(src, n, int8Config(block, 0, 0),
+  return loom::cuda::launchInt8Decode(src, n, loom::int8CodecConfig(block, false, 0),
                                       static_cast<loom::DataType>(type), out,
                                       static_cast<cudaStream_t>(stream));
 }
 
 int int8DecodeAccumulate(const void* src, size_t n, uint32_t block, float* acc, void* stream) {
-  return loom::cuda::launchInt8DecodeAccumulate(src, n, int8Config(block, 0, 0), acc,
+  return loom::cuda::launchInt8DecodeAccumulate(src, n, loom::int8CodecConfig(block, false, 0), acc,
                                                 static_cast<cudaStream_t>(stream));
 }
 

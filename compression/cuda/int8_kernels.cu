@@ -37,7 +37,7 @@ Layout layoutFor(size_t n, const CodecConfig& config) {
 }
 
 /// Four consecutive elements, loaded or stored as one access when the
-/// pointers allow (launchVectorised): a lane's 1-byte code stores and 4-byte
+/// pointers allow (quadAligned): a lane's 1-byte code stores and 4-byte
 /// loads left an H200 at 58 % of its copy bandwidth.
 template <typename T>
 struct alignas(4 * sizeof(T)) Quad {
@@ -57,7 +57,6 @@ bool quadAligned(size_t block, std::initializer_list<std::pair<const void*, size
   return true;
 }
 
-template <typename E>
 __device__ int8_t encodeOne(float x, const Int8Block& block, bool stochastic, uint64_t key,
                             uint64_t index) {
   if (!block.finite) return 0;  // a non-finite block stores zeros; its NaN scale decides
@@ -104,15 +103,15 @@ __global__ void __launch_bounds__(kThreads)
         const Quad<Storage> in = srcQuads[q];
         CodeQuad out;
         for (int k = 0; k < 4; ++k) {
-          out.v[k] = encodeOne<E>(E::widen(in.v[k]), block, stochastic, key,
-                                  firstIndex + start + 4 * q + k);
+          out.v[k] =
+              encodeOne(E::widen(in.v[k]), block, stochastic, key, firstIndex + start + 4 * q + k);
         }
         codeQuads[q] = out;
       }
     }
     for (size_t i = quads * 4 + lane; i < len; i += kWarp) {
       codes[start + i] =
-          encodeOne<E>(E::widen(src[start + i]), block, stochastic, key, firstIndex + start + i);
+          encodeOne(E::widen(src[start + i]), block, stochastic, key, firstIndex + start + i);
     }
     if (lane == 0) memcpy(dst + b * sizeof(float), &block.scale, sizeof(float));
   }

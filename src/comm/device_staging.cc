@@ -33,8 +33,7 @@ void waitForStreamOrderedHostBuffers(std::span<const Operation> ops) {
 DeviceStaging::DeviceStaging(const Comm& comm, std::span<const Operation> ops)
     : hostOps_(ops.begin(), ops.end()) {
   std::vector<Use> uses;
-  for (size_t k = 0; k < hostOps_.size(); ++k) {
-    const Operation& op = hostOps_[k];
+  for (const Operation& op : hostOps_) {
     if (!op.onDevice) continue;
     const size_t es = dataTypeSize(op.type);
     const size_t inBytes =
@@ -89,8 +88,6 @@ void DeviceStaging::stageRegions(std::vector<Use>& uses) {
           rt.memcpyAsync(r.host.data(), r.device, r.host.size(), CopyKind::DeviceToHost, r.stream),
           "copying a device buffer to host memory");
     }
-    noteStream(r.stream);
-    for (const Output& o : r.outputs) noteStream(o.stream);
   }
 }
 

@@ -80,18 +80,22 @@ Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
   return offer;
 }
 
+/// Every rank's device and hardware queues, as its offer says.
+RankDevices devicesOf(const std::vector<Offer>& offers) {
+  RankDevices where;
+  for (const Offer& o : offers) {
+    where.devices.push_back(o.device);
+    where.queues.push_back(o.streamQueues);
+  }
+  return where;
+}
+
 /// Whether every rank can walk on `device`, and no two ranks of one process
 /// would make each other's kernels wait (one stream, or the legacy default
 /// stream beside another on one device, or more ranks on a device than its
 /// hardware queues carry).
-bool agreed(Comm& comm, const std::vector<Offer>& offers) {
-  std::vector<int> devices;
-  std::vector<int32_t> queues;
-  for (const Offer& o : offers) {
-    devices.push_back(o.device);
-    queues.push_back(o.streamQueues);
-  }
-  if (const std::string why = crowding(comm, devices, queues); !why.empty()) {
+bool agreed(Comm& comm, const std::vector<Offer>& offers, const RankDevices& where) {
+  if (const std::string why = crowding(comm, where); !why.empty()) {
     if (comm.rank == 0 && !comm.announcedCrowding.exchange(true)) {
       LOOM_INFO("{}: staging device buffers", why);
     }
@@ -173,18 +177,17 @@ uint64_t mapPeerArenas(Comm& comm, DeviceWalkState& state, const std::vector<int
   return reaches;
 }
 
-/// Allocates the state on `devices[rank]`: FIFO arenas exchanged with every
+/// Allocates the state on `where.devices[rank]`: FIFO arenas exchanged with every
 /// peer. Pairs of ranks that cannot both write into each other's device
 /// memory (other hosts, no peer access, a refused IPC mapping) talk through
 /// their proxies, as every rank agrees from everyone's reach (proxiedPairs).
-std::unique_ptr<DeviceWalkState> createState(Comm& comm, const std::vector<int>& devices,
-                                             const std::vector<int32_t>& queues, void* stream) {
+std::unique_ptr<DeviceWalkState> createState(Comm& comm, const RankDevices& where, void* stream) {
   const device::DeviceRuntime& rt = device::deviceRuntime();
   auto state = std::make_unique<DeviceWalkState>();
-  const int device = devices[static_cast<size_t>(comm.rank)];
+  const int device = where.devices[static_cast<size_t>(comm.rank)];
   state->device = device;
-  state->devices = devices;
-  state->crowded = crowding(comm, devices, queues);
+  state->devices = where.devices;
+  state->crowded = crowding(comm, where);
   // Two thread blocks per rank unless LOOM_NCHANNELS asks for more (the
   // setting is part of the configuration all ranks agreed on). The arena is
   // sized for them; a walk with proxies uses one channel, a prefix of it.
@@ -400,8 +403,9 @@ int32_t streamQueues() {
   return static_cast<int32_t>(std::min<long>(value, 32));
 }
 
-std::string crowding(const Comm& comm, const std::vector<int>& devices,
-                     const std::vector<int32_t>& queues) {
+std::string crowding(const Comm& comm, const RankDevices& where) {
+  const std::vector<int>& devices = where.devices;
+  const std::vector<int32_t>& queues = where.queues;
   for (int p = 0; p < comm.nranks; ++p) {
     if (devices[p] < 0) continue;
     int sharing = 0;
@@ -589,19 +593,13 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
     raise(ErrorCode::RemoteError, "rank {}: the device collectives of rank(s) {} failed earlier{}",
           comm.rank, fmt::join(failed, ", "), failure.empty() ? "" : ": " + failure);
   }
-  if (!agreed(comm, offers)) return {};
-  std::vector<int> devices;
-  std::vector<int32_t> queues;
-  devices.reserve(offers.size());
-  for (const Offer& o : offers) {
-    devices.push_back(o.device);
-    queues.push_back(o.streamQueues);
-  }
-  const device::DeviceScope scope(devices[static_cast<size_t>(comm.rank)]);
+  const RankDevices where = devicesOf(offers);
+  if (!agreed(comm, offers, where)) return {};
+  const device::DeviceScope scope(where.devices[static_cast<size_t>(comm.rank)]);
   // Every rank sees the same offers, so all rebuild (or keep) their state
   // together. The swap is guarded for pollDeviceWalk; building and freeing,
   // which may wait, are not.
-  if (comm.deviceWalk != nullptr && comm.deviceWalk->devices != devices) {
+  if (comm.deviceWalk != nullptr && comm.deviceWalk->devices != where.devices) {
     std::unique_ptr<DeviceWalkState> old;
     {
       const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
@@ -609,7 +607,7 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
     }
   }
   if (comm.deviceWalk == nullptr) {
-    std::unique_ptr<DeviceWalkState> fresh = createState(comm, devices, queues, ops.front().stream);
+    std::unique_ptr<DeviceWalkState> fresh = createState(comm, where, ops.front().stream);
     const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
     comm.deviceWalk = std::move(fresh);
   }
@@ -661,12 +659,11 @@ void prepareDeviceWalk(Comm& comm) {
     }
   }
   const std::vector<Ready> all = allGatherValue(comm, mine);
-  std::vector<int> devices;
-  std::vector<int32_t> queues;
+  RankDevices where;
   for (const Ready& r : all) {
     if (r.usable == 0) return;  // the first collective asks again
-    devices.push_back(r.device);
-    queues.push_back(r.streamQueues);
+    where.devices.push_back(r.device);
+    where.queues.push_back(r.streamQueues);
   }
   comm.deviceWalkCapable = 1;
   const device::DeviceScope scope(mine.device);
@@ -675,7 +672,7 @@ void prepareDeviceWalk(Comm& comm) {
   // communicators' walks.
   // NOLINTNEXTLINE(performance-no-int-to-ptr): cudaStreamPerThread is the handle 0x2
   void* const perThreadStream = reinterpret_cast<void*>(uintptr_t{2});
-  std::unique_ptr<DeviceWalkState> fresh = createState(comm, devices, queues, perThreadStream);
+  std::unique_ptr<DeviceWalkState> fresh = createState(comm, where, perThreadStream);
   const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
   comm.deviceWalk = std::move(fresh);
 }

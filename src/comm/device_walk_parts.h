@@ -24,11 +24,16 @@ bool sameProcess(const Comm& comm, int p, int q);
 /// The hardware queues CUDA gives each device of this process
 /// (CUDA_DEVICE_MAX_CONNECTIONS: 8 unless set, at most 32).
 int32_t streamQueues();
+/// Every rank's device and its process's hardware queues (streamQueues()),
+/// as all ranks exchanged them.
+struct RankDevices {
+  std::vector<int> devices;
+  std::vector<int32_t> queues;
+};
 /// Why the ranks' walks might not all run at once: some process has more
-/// ranks on one device than half its hardware queues (`devices` and `queues`
-/// are every rank's, so every rank answers alike); empty when none has.
-std::string crowding(const Comm& comm, const std::vector<int>& devices,
-                     const std::vector<int32_t>& queues);
+/// ranks on one device than half its hardware queues (`where` is every
+/// rank's, so every rank answers alike); empty when none has.
+std::string crowding(const Comm& comm, const RankDevices& where);
 /// Why two ranks of one process cannot both walk on these streams (their
 /// kernels must run at the same time to meet), or nullptr.
 const char* streamConflict(int deviceP, uint64_t streamP, int deviceQ, uint64_t streamQ);

@@ -38,6 +38,13 @@ Team worldTeam(ncclComm_t comm, const char* function) {
   return team;
 }
 
+/// The team of the caller alone (Lsa, Rail: no peers through a device API),
+/// or an empty team when `comm` is not usable.
+Team selfTeam(ncclComm_t comm, const char* function) {
+  const Team world = worldTeam(comm, function);
+  return world.nRanks > 0 ? Team{1, 0, 1} : Team{0, -1, 1};
+}
+
 int worldRank(ncclComm_t comm, Team team, int rank, const char* function) {
   int answer = -1;
   guarded(function, [&] {
@@ -51,6 +58,13 @@ int worldRank(ncclComm_t comm, Team team, int rank, const char* function) {
     answer = rank;
   });
   return answer;
+}
+
+/// The world rank of `rank` of `team` (the world team, or a team of the
+/// caller alone), or -1.
+int toWorld(ncclComm_t comm, Team team, int rank, const char* function) {
+  if (team.nRanks == 1) return rank == 0 ? worldTeam(comm, function).rank : -1;
+  return worldRank(comm, team, rank, function);
 }
 
 }  // namespace
@@ -95,33 +109,20 @@ ncclResult_t ncclLLA2ACreateRequirement(int nBlocks, int nSlots, void* outHandle
 
 Team ncclTeamWorld(ncclComm_t comm) { return worldTeam(comm, "ncclTeamWorld"); }
 
-/// Load/store-accessible peers: none through a device API, so the team of one.
-Team ncclTeamLsa(ncclComm_t comm) {
-  const Team world = worldTeam(comm, "ncclTeamLsa");
-  return Team{world.nRanks > 0 ? 1 : 0, world.nRanks > 0 ? 0 : -1, 1};
-}
+/// Load/store-accessible peers: none through a device API.
+Team ncclTeamLsa(ncclComm_t comm) { return selfTeam(comm, "ncclTeamLsa"); }
 
-/// Peers on other nodes at the same local rank: with no device API, the team of one.
-Team ncclTeamRail(ncclComm_t comm) {
-  const Team world = worldTeam(comm, "ncclTeamRail");
-  return Team{world.nRanks > 0 ? 1 : 0, world.nRanks > 0 ? 0 : -1, 1};
-}
+/// Peers on other nodes at the same local rank: none through a device API.
+Team ncclTeamRail(ncclComm_t comm) { return selfTeam(comm, "ncclTeamRail"); }
 
 int ncclTeamRankToWorld(ncclComm_t comm, Team team, int rank) {
-  if (team.nRanks == 1) {
-    // A team of one (Lsa, Rail) holds only the caller.
-    return rank == 0 ? worldTeam(comm, "ncclTeamRankToWorld").rank : -1;
-  }
-  return worldRank(comm, team, rank, "ncclTeamRankToWorld");
+  return toWorld(comm, team, rank, "ncclTeamRankToWorld");
 }
 
+/// The Lsa team is the caller alone: only the caller's own rank maps into it.
 int ncclTeamRankToLsa(ncclComm_t comm, Team team, int rank) {
-  // The Lsa team is the caller alone: only the caller's own rank maps into it.
-  if (team.nRanks == 1 && rank != 0) return -1;
-  const int world = team.nRanks == 1 ? worldTeam(comm, "ncclTeamRankToLsa").rank
-                                     : worldRank(comm, team, rank, "ncclTeamRankToLsa");
-  const int self = worldTeam(comm, "ncclTeamRankToLsa").rank;
-  return world >= 0 && world == self ? 0 : -1;
+  const int world = toWorld(comm, team, rank, "ncclTeamRankToLsa");
+  return world >= 0 && world == worldTeam(comm, "ncclTeamRankToLsa").rank ? 0 : -1;
 }
 
 }  // extern "C"

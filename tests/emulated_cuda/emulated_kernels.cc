@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "collectives/walker/plan_walker.h"
+#include "compression/codec_config.h"
 #include "compression/int8_codec.h"
+#include "core/error.h"
 #include "device/cuda_kernels_abi.h"
 #include "emulated_cuda/emulated_runtime.h"
 #include "math/reducer.h"
@@ -84,23 +86,22 @@ bool codecType(int type) {
          type == static_cast<int>(DataType::Bfloat16);
 }
 
+/// The host codec of the kernels' arguments; null for a configuration the
+/// codec refuses (the real kernels answer cudaErrorInvalidValue).
 std::shared_ptr<const loom::Int8Codec> int8Codec(uint32_t block, int stochastic, uint64_t seed) {
-  loom::CodecConfig config;
-  config.kind = loom::CodecKind::Int8;
-  config.block = block;
-  config.stochastic = stochastic != 0;
-  config.seed = seed;
+  const loom::CodecConfig config = loom::int8CodecConfig(block, stochastic != 0, seed);
+  try {
+    loom::validateCodecConfig(config);
+  } catch (const loom::Error&) {
+    return nullptr;
+  }
   return std::make_shared<const loom::Int8Codec>(config);
-}
-
-bool validBlock(uint32_t block) {
-  return block >= loom::kMinInt8Block && block <= loom::kMaxInt8Block && (block & (block - 1)) == 0;
 }
 
 int int8Encode(const void* src, int type, size_t n, void* dst, uint32_t block, int stochastic,
                uint64_t seed, uint64_t firstIndex, uint64_t counter, void* stream) {
-  if (!codecType(type) || !validBlock(block)) return 1;
   auto codec = int8Codec(block, stochastic, seed);
+  if (!codecType(type) || codec == nullptr) return 1;
   emu::streamOf(stream).enqueue([=] {
     codec->encode(src, static_cast<DataType>(type), n, dst, codec->encodedBytes(n),
                   {firstIndex, counter});
@@ -109,16 +110,16 @@ int int8Encode(const void* src, int type, size_t n, void* dst, uint32_t block, i
 }
 
 int int8Decode(const void* src, size_t n, uint32_t block, int type, void* out, void* stream) {
-  if (!codecType(type) || !validBlock(block)) return 1;
   auto codec = int8Codec(block, 0, 0);
+  if (!codecType(type) || codec == nullptr) return 1;
   emu::streamOf(stream).enqueue(
       [=] { codec->decode(src, codec->encodedBytes(n), n, static_cast<DataType>(type), out); });
   return 0;
 }
 
 int int8DecodeAccumulate(const void* src, size_t n, uint32_t block, float* acc, void* stream) {
-  if (!validBlock(block)) return 1;
   auto codec = int8Codec(block, 0, 0);
+  if (codec == nullptr) return 1;
   emu::streamOf(stream).enqueue(
       [=] { codec->decodeAccumulate(src, codec->encodedBytes(n), n, acc); });
   return 0;

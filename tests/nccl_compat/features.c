@@ -1,7 +1,7 @@
 /* The rest of the NCCL API with several ranks under loomrun: queries,
  * send/recv in groups, comm split, PreMulSum ops, config init, memory and
- * registration, finalize, and the error paths (every rank makes the same bad
- * call, so none is left waiting for a peer). */
+ * registration, the host half of the device API, finalize, and the error paths (every rank makes
+ * the same bad call, so none is left waiting for a peer). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +12,20 @@ typedef struct {
   int rank, nranks;
   ncclComm_t comm;
 } Job;
+
+/* The host half of NCCL's device API (the nccl_device headers are CUDA C++, so not
+ * includable from C): its C ABI, declared here, with ncclTeam_t's three ints. */
+typedef struct {
+  int nRanks, rank, stride;
+} TeamAbi;
+TeamAbi ncclTeamWorld(ncclComm_t comm);
+TeamAbi ncclTeamLsa(ncclComm_t comm);
+TeamAbi ncclTeamRail(ncclComm_t comm);
+int ncclTeamRankToWorld(ncclComm_t comm, TeamAbi team, int rank);
+int ncclTeamRankToLsa(ncclComm_t comm, TeamAbi team, int rank);
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void* requirements, void* outDevComm);
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void* devComm);
+int ncclLLA2ACalcSlots(int maxElements, int maxElementSize);
 
 static void queries(const Job* job) {
   int value = -1;
@@ -242,6 +256,34 @@ static void memoryAndRegistration(const Job* job) {
   EXPECT_RESULT(ncclInvalidArgument, ncclMemAlloc(NULL, 16));
 }
 
+/* Teams answer for the world (and the caller alone for Lsa and Rail); device
+ * communicators are refused with a message. */
+static void deviceApi(const Job* job) {
+  const TeamAbi world = ncclTeamWorld(job->comm);
+  EXPECT(world.nRanks == job->nranks && world.rank == job->rank && world.stride == 1,
+         "ncclTeamWorld");
+  for (int r = 0; r < job->nranks; ++r) {
+    EXPECT(ncclTeamRankToWorld(job->comm, world, r) == r, "world rank r is world rank r");
+    EXPECT(ncclTeamRankToLsa(job->comm, world, r) == (r == job->rank ? 0 : -1),
+           "only the caller is in its Lsa team");
+  }
+  EXPECT(ncclTeamRankToWorld(job->comm, world, job->nranks) == -1, "a rank past the team");
+  const TeamAbi teams[] = {ncclTeamLsa(job->comm), ncclTeamRail(job->comm)};
+  for (int t = 0; t < 2; ++t) {
+    EXPECT(teams[t].nRanks == 1 && teams[t].rank == 0, "Lsa and Rail: the caller alone");
+    EXPECT(ncclTeamRankToWorld(job->comm, teams[t], 0) == job->rank, "its member is the caller");
+    EXPECT(ncclTeamRankToWorld(job->comm, teams[t], 1) == -1, "it has no second member");
+    EXPECT(ncclTeamRankToLsa(job->comm, teams[t], 1) == -1, "no second member in Lsa");
+  }
+  EXPECT(ncclTeamWorld(NULL).nRanks == 0, "a NULL communicator has an empty team");
+  char devComm[256];
+  EXPECT_RESULT(ncclInvalidUsage, ncclDevCommCreate(job->comm, NULL, devComm));
+  EXPECT(strstr(ncclGetLastError(job->comm), "no device-side API") != NULL,
+         "ncclDevCommCreate says why");
+  EXPECT_RESULT(ncclInvalidUsage, ncclDevCommDestroy(job->comm, devComm));
+  EXPECT(ncclLLA2ACalcSlots(64, 4) == 0, "no slots without a device API");
+}
+
 static void errors(const Job* job) {
   float in[4] = {1, 2, 3, 4}, out[4];
   fillSentinel(out, sizeof(out));
@@ -324,6 +366,7 @@ int main(void) {
   preMulSum(&job);
   configInit(&job);
   memoryAndRegistration(&job);
+  deviceApi(&job);
   errors(&job);
   EXPECT(sumOver(job.comm, 1) == job.nranks, "the communicator still works after errors");
   finalize(&job);
