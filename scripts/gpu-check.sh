@@ -128,6 +128,9 @@ for t in $gpu_tests; do
       *) triage_path="" ;;
     esac
     if [ -n "$triage_path" ]; then
+      # The whole suite once more, with every thread's stack if it stalls.
+      LOOM_CUDA_PATH=$triage_path LOOM_DEBUG=INFO "$ROOT/scripts/run-with-stacks.sh" "$TEST_TIMEOUT" \
+        "$BUILD/tests/gpu/loom_gpu_collective_tests" > "$LOGS/stacks-$t.log" 2>&1 || true
       LOOM_CUDA_PATH=$triage_path LOOM_TIMEOUT=${GPU_CHECK_TRIAGE_LOOM_TIMEOUT:-20} \
         "$ROOT/scripts/gpu-test-each.sh" "$BUILD/tests/gpu/loom_gpu_collective_tests" \
         "$LOGS/triage-$t" "${GPU_CHECK_TRIAGE_TIMEOUT:-45}" > "$LOGS/triage-$t.txt" 2>&1 || true
@@ -175,12 +178,13 @@ stamp "perf: start"
 
 # Bandwidth on device buffers, every size checked once (-c 1), then timed; a
 # wrong value fails. The staged path (through host memory) to 64 MiB, the
-# direct path and the plan-walking kernel to 256 MiB.
+# direct path and the plan-walking kernel (the default) to 256 MiB.
 perf_status=0
 for n in 2 4 8; do
   for coll in allreduce allgather reducescatter; do
     log="$LOGS/perf-$coll-$n.txt"
-    if ! timeout "$PERF_TIMEOUT" "$BUILD/perf/loom_perf" "$coll" --device -t "$n" -b 8 -e 64M -f 8 \
+    if ! LOOM_CUDA_PATH=staged timeout "$PERF_TIMEOUT" "$BUILD/perf/loom_perf" "$coll" --device \
+        -t "$n" -b 8 -e 64M -f 8 \
         -n 5 -w 1 -c 1 > "$log" 2>&1 || ! grep -q "Out of bounds values : 0 OK" "$log"; then
       echo "perf $coll $n ranks: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
       perf_status=1

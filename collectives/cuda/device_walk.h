@@ -15,6 +15,10 @@ namespace loom::cuda {
 /// load one while peers' kernels spin (call before any rank launches).
 cudaError_t preloadWalkKernels();
 
+/// How many walk blocks the current device holds at once: its SMs times the
+/// fewest blocks of any walk kernel one SM fits.
+cudaError_t walkResidentBlocks(int* blocks);
+
 cudaError_t launchWalk(const walk::WalkArgs* args, DataType type, unsigned channels,
                        cudaStream_t stream);
 

@@ -51,6 +51,8 @@ int int8DecodeAccumulate(const void* src, size_t n, uint32_t block, float* acc, 
                                                 static_cast<cudaStream_t>(stream));
 }
 
+int walkResidentBlocks(int* blocks) { return loom::cuda::walkResidentBlocks(blocks); }
+
 constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
                                     &reduce,
                                     &avgFinalize,
@@ -58,7 +60,8 @@ constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
                                     &prepareWalk,
                                     &int8Encode,
                                     &int8Decode,
-                                    &int8DecodeAccumulate};
+                                    &int8DecodeAccumulate,
+                                    &walkResidentBlocks};
 
 }  // namespace
 

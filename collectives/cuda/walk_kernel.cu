@@ -1,8 +1,9 @@
 // The plan walker on the GPU: one thread block per channel runs
 // collectives/walker/plan_walker.h, the same source the host tests run with
 // std::threads (tests/unit/test_plan_walker.cc). This file only supplies the
-// block as a Team: barriers, system-scope acquire/release on the FIFO words
-// (peers may be other GPUs or other processes), the global timer for
+// block as a Team: barriers, acquire/release on the FIFO words (at system
+// scope when a peer is another GPU, process or the host's proxy; at device
+// scope when every peer shares this device and process), the global timer for
 // deadlines, and shared memory for the message counters.
 //
 // One kernel per element type (10); the op is a runtime argument switched per
@@ -23,6 +24,7 @@ inline constexpr int kWalkThreads = 512;
 /// the only caller.
 struct BlockTeam {
   uint64_t* shared;
+  bool system;  ///< WalkArgs::systemScope
 
   __host__ __device__ int index() const {
 #if defined(__CUDA_ARCH__)
@@ -50,17 +52,32 @@ struct BlockTeam {
     return mine;
 #endif
   }
-  __host__ __device__ static uint64_t loadAcquire(const uint64_t* p) {
-    ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_system> word(*const_cast<uint64_t*>(p));
-    return word.load(::cuda::memory_order_acquire);
+  // Acquire and release at the scope the walk's peers need: a system-scope
+  // release waits until this block's writes are visible to every device and
+  // the host, several times the cost of a device-scope one, once per message.
+  __host__ __device__ uint64_t loadAcquire(const uint64_t* p) const {
+    auto* word = const_cast<uint64_t*>(p);
+    if (system) {
+      return ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_system>(*word).load(
+          ::cuda::memory_order_acquire);
+    }
+    return ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_device>(*word).load(
+        ::cuda::memory_order_acquire);
   }
+  __host__ __device__ void storeRelease(uint64_t* p, uint64_t v) const {
+    if (system) {
+      ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_system>(*p).store(
+          v, ::cuda::memory_order_release);
+    } else {
+      ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_device>(*p).store(
+          v, ::cuda::memory_order_release);
+    }
+  }
+  // Relaxed accesses order nothing, so system scope costs nothing extra; it
+  // keeps a low-latency line's loads and stores whole for every reader.
   __host__ __device__ static uint64_t loadRelaxed(const uint64_t* p) {
     ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_system> word(*const_cast<uint64_t*>(p));
     return word.load(::cuda::memory_order_relaxed);
-  }
-  __host__ __device__ static void storeRelease(uint64_t* p, uint64_t v) {
-    ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_system> word(*p);
-    word.store(v, ::cuda::memory_order_release);
   }
   __host__ __device__ static void storeRelaxed(uint64_t* p, uint64_t v) {
     ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_system> word(*p);
@@ -94,7 +111,7 @@ struct BlockTeam {
 template <typename E>
 __global__ void __launch_bounds__(kWalkThreads) walkKernel(const walk::WalkArgs* args) {
   __shared__ uint64_t counters[2 * walk::kMaxConnections];
-  BlockTeam team{counters};
+  BlockTeam team{counters, args->systemScope != 0};
   walk::PlanWalker<BlockTeam, E> walker(team, *args, blockIdx.x);
   walker.run();
 }
@@ -118,7 +135,39 @@ cudaError_t loadAll() {
   return status;
 }
 
+/// The fewest blocks per SM of the instantiations (registers differ by type).
+template <typename... Es>
+cudaError_t fewestBlocksPerSm(int* fewest) {
+  cudaError_t status = cudaSuccess;
+  *fewest = 1 << 30;
+  auto one = [&](auto kernel) {
+    int blocks = 0;
+    if (status != cudaSuccess) return;
+    status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kWalkThreads, 0);
+    *fewest = blocks < *fewest ? blocks : *fewest;
+  };
+  (one(walkKernel<Es>), ...);
+  return status;
+}
+
 }  // namespace
+
+cudaError_t walkResidentBlocks(int* blocks) {
+  int device = 0;
+  int sms = 0;
+  int perSm = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status == cudaSuccess) {
+    status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  }
+  if (status == cudaSuccess) {
+    status = fewestBlocksPerSm<NativeElem<int8_t>, NativeElem<uint8_t>, NativeElem<int32_t>,
+                               NativeElem<uint32_t>, NativeElem<int64_t>, NativeElem<uint64_t>,
+                               HalfElem, NativeElem<float>, NativeElem<double>, Bf16Elem>(&perSm);
+  }
+  *blocks = status == cudaSuccess ? sms * perSm : 0;
+  return status;
+}
 
 cudaError_t preloadWalkKernels() {
   return loadAll<NativeElem<int8_t>, NativeElem<uint8_t>, NativeElem<int32_t>, NativeElem<uint32_t>,

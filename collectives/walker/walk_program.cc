@@ -333,6 +333,7 @@ WalkProgram buildWalkProgram(std::span<const WalkPart> parts, const WalkLaunch& 
       static_cast<uint32_t>(sliceElementsFor(geometry, Protocol::LowLatency, es));
   args.nranks = launch.nranks;
   args.type = static_cast<uint8_t>(launch.type);
+  args.systemScope = launch.systemScope ? 1 : 0;
   std::memcpy(bytes + argsAt, &args, sizeof args);
   return program;
 }

@@ -87,6 +87,7 @@ struct WalkLaunch {
   DataType type = DataType::Float32;
   uint64_t timeoutNs = 0;
   const volatile uint32_t* abort = nullptr;
+  bool systemScope = true;  ///< WalkArgs::systemScope
 };
 
 /// One call of a walk: its plan, op and buffers. A walk of several parts (a

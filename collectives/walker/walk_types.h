@@ -127,7 +127,12 @@ struct WalkArgs {
   uint32_t llSliceElements = 1;    ///< elements per low-latency message
   int32_t nranks = 1;
   uint8_t type = 0;  ///< loom::DataType
-  uint8_t reserved[3] = {};
+  /// Nonzero when a peer's FIFO words are seen by another device or the host
+  /// (another GPU, the proxy's pinned boxes): their waits and signals then
+  /// order at system scope; zero, when every peer runs on this same device
+  /// in this process, the device scope suffices and costs far less.
+  uint8_t systemScope = 1;
+  uint8_t reserved[2] = {};
 };
 
 /// The flag a low-latency line of message `message` (1-based) carries: never

@@ -123,6 +123,10 @@ inline int64_t runBenchmark(Backend& be, const RunConfig& cfg) {
                                      })
                          : StreamPtr(nullptr, [](void*) {});
   be.useStream(stream.get());
+  // No rank's first call before every rank has its buffers: on a GPU shared
+  // by several ranks an allocation can wait for the device's running kernels,
+  // among them a faster rank's walk spinning for this one (seen on an H200).
+  be.barrier();
 
   int64_t wrongTotal = 0;
   double busBwSum = 0;

@@ -16,6 +16,7 @@
 #include "device_memory.h"
 #include "loom_backend.h"
 #include "memcpy_bw.h"
+#include "tools/stack_dump/stack_dump.h"
 
 namespace {
 
@@ -83,6 +84,7 @@ int64_t runProcess(const perf::RunConfig& cfg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  loom::debug::dumpStacksOnSigquit();  // kill -QUIT prints every thread's stack
   CLI::App app{"loom_perf: nccl-tests-style tables for Loom collectives"};
   perf::PerfOptions options;
   int threads = 0;

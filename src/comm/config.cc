@@ -39,11 +39,21 @@ NetChoice parseNet() {
 
 CudaPath parseCudaPath() {
   const auto text = envString("LOOM_CUDA_PATH");
-  if (!text || *text == "staged") return CudaPath::Staged;
+  // The kernel path is the default: it is the one that returns at once,
+  // stream-ordered, as NCCL programs expect, and it stages by itself where it
+  // cannot walk (no device, crowded queues, shared streams).
+  if (!text || *text == "kernel") return CudaPath::Kernel;
+  if (*text == "staged") return CudaPath::Staged;
   if (*text == "direct") return CudaPath::Direct;
-  if (*text == "kernel") return CudaPath::Kernel;
   raise(ErrorCode::InvalidArgument, "LOOM_CUDA_PATH='{}' is not one of staged, direct, kernel",
         *text);
+}
+
+bool parseCudaScope() {
+  const auto text = envString("LOOM_CUDA_SCOPE");
+  if (!text || *text == "auto") return false;
+  if (*text == "system") return true;
+  raise(ErrorCode::InvalidArgument, "LOOM_CUDA_SCOPE='{}' is not one of auto, system", *text);
 }
 
 }  // namespace
@@ -69,6 +79,13 @@ CommConfig CommConfig::fromEnvironment() {
   c.treeMaxBytes = envBytes("LOOM_TREE_MAX", 64 << 10, 0, SIZE_MAX);
   if (envString("LOOM_CHUNK_SIZE")) c.chunkBytes = envBytes("LOOM_CHUNK_SIZE", 0, 256, 64 << 20);
   c.channels = static_cast<int>(envInt("LOOM_NCHANNELS", 1, 1, 64));
+  c.cudaSlotBytes = envBytes("LOOM_CUDA_SLOT_BYTES", 256 << 10, 4 << 10, 16 << 20);
+  if (c.cudaSlotBytes % 16 != 0) {
+    raise(ErrorCode::InvalidArgument, "LOOM_CUDA_SLOT_BYTES={} is not a multiple of 16",
+          c.cudaSlotBytes);
+  }
+  c.cudaSystemScope = parseCudaScope();
+  c.cudaPeerWrites = envFlag("LOOM_CUDA_P2P", true);
   if (const auto text = envString("LOOM_COMPRESS")) {
     try {
       c.defaultCodec = parseCodecConfig(*text);
@@ -86,11 +103,11 @@ size_t CommConfig::sliceBytes() const {
 std::string CommConfig::signature() const {
   return fmt::format(
       "algo={} transport={} net={} cuda={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} "
-      "tree={} chunk={} channels={}",
+      "tree={} chunk={} channels={} cudaSlot={} cudaScope={} cudaP2p={}",
       algorithm ? static_cast<int>(*algorithm) : -1, static_cast<int>(transport),
       static_cast<int>(net), static_cast<int>(cudaPath), check, shm.slotBytes, shm.slots,
       shm.arenaBytes, tcp.slotBytes, tcp.slots, directMaxBytes, directOneShotBytes, treeMaxBytes,
-      chunkBytes.value_or(0), channels);
+      chunkBytes.value_or(0), channels, cudaSlotBytes, cudaSystemScope, cudaPeerWrites);
 }
 
 }  // namespace loom

@@ -24,7 +24,7 @@ struct CommConfig {
   std::optional<Algorithm> algorithm;                 // LOOM_ALGO
   TransportChoice transport = TransportChoice::Auto;  // LOOM_TRANSPORT
   NetChoice net = NetChoice::Auto;                    // LOOM_NET
-  CudaPath cudaPath = CudaPath::Staged;               // LOOM_CUDA_PATH
+  CudaPath cudaPath = CudaPath::Kernel;               // LOOM_CUDA_PATH
   bool check = false;                                 // LOOM_CHECK
   long spinMicros = 5;                                // LOOM_SPIN_US
   long yieldMicros = 1000;                            // LOOM_YIELD_US
@@ -35,6 +35,16 @@ struct CommConfig {
   size_t treeMaxBytes = size_t{64} << 10;        // LOOM_TREE_MAX: all-reduce uses trees up to this
   std::optional<size_t> chunkBytes;  // LOOM_CHUNK_SIZE: executor slice, instead of the tuner's
   int channels = 1;                  // LOOM_NCHANNELS (the host executor runs one; see tuner.md)
+  /// LOOM_CUDA_SLOT_BYTES: payload of one bulk message of the plan-walking
+  /// kernel (a multiple of 16).
+  size_t cudaSlotBytes = size_t{256} << 10;
+  /// LOOM_CUDA_SCOPE=system: the walks order their FIFO words at system scope
+  /// even where device scope suffices (auto).
+  bool cudaSystemScope = false;
+  /// LOOM_CUDA_P2P=0: no rank writes into a peer's device memory, every pair
+  /// of the plan-walking kernel goes through pinned host memory and the
+  /// proxy (for containers where CUDA IPC misbehaves, and to test that path).
+  bool cudaPeerWrites = true;
   /// LOOM_COMPRESS: codec for plain all-reduce / reduce-scatter calls on
   /// fp32/fp16/bf16 with sum or avg (others stay exact).
   CodecConfig defaultCodec;

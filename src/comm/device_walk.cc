@@ -37,14 +37,6 @@ struct Offer {
 /// types allow (the program slots are sized for them).
 constexpr size_t kFusedCalls = 16;
 
-/// One rank's arena, for its peers: the pointer serves ranks of its own
-/// process, the IPC handle everyone else.
-struct ArenaRecord {
-  char* pointer = nullptr;
-  device::CudaIpcMemHandle handle{};
-  int64_t shareable = 0;  // whether the handle was made (8 bytes: no padding to send)
-};
-
 /// Whether every rank has a runtime, a device and the kernels: asked of all
 /// ranks together at the first collective (hosts may differ), then kept.
 bool possible(Comm& comm) {
@@ -121,60 +113,82 @@ bool agreed(Comm& comm, const std::vector<Offer>& offers, const RankDevices& whe
   return true;
 }
 
-/// Whether this rank's device can write into memory on `other`, enabling peer
-/// access when it is another device.
-bool deviceReaches(int mine, int other) {
-  if (other == mine) return true;
-  const device::DeviceRuntime& rt = device::deviceRuntime();
-  int can = 0;
-  if (rt.deviceCanAccessPeer(&can, mine, other) != 0 || can == 0) {
-    rt.getLastError();
-    return false;
+/// Maps the arenas of the peers this rank can write to (transports/cuda_p2p)
+/// and returns the mask of those peers; a peer whose device is out of reach
+/// or whose mapping is refused, and every peer with LOOM_CUDA_P2P=0, is left
+/// to the proxy.
+uint64_t mapPeerArenas(Comm& comm, DeviceWalkState& state, const std::vector<int>& hostOf,
+                       const std::vector<cuda_p2p::ArenaRecord>& records) {
+  if (!comm.config.cudaPeerWrites) {
+    LOOM_INFO("rank {}: LOOM_CUDA_P2P=0: every peer through pinned host memory and the proxy",
+              comm.rank);
+    return state.peers.mapNone(comm.rank, static_cast<size_t>(comm.nranks), state.arena);
   }
-  const device::CudaStatus status = rt.deviceEnablePeerAccess(other, 0);
-  if (status != 0) {
-    rt.getLastError();  // clear the sticky error of "already enabled"
-    if (status != device::kPeerAccessAlreadyEnabled) return false;
+  std::vector<cuda_p2p::PeerPlace> places(static_cast<size_t>(comm.nranks));
+  for (int p = 0; p < comm.nranks; ++p) {
+    cuda_p2p::PeerPlace& place = places[static_cast<size_t>(p)];
+    place.device = state.devices[static_cast<size_t>(p)];
+    place.sameHost = hostOf[p] == hostOf[comm.rank];
+    place.sameProcess = sameProcess(comm, p, comm.rank);
   }
-  return true;
+  return state.peers.map(comm.rank, state.device, state.arena, places, records);
 }
 
-/// Maps the arenas of the peers this rank can write to (pointers within the
-/// process, IPC across processes) and returns the mask of those peers; a
-/// peer whose device is out of reach or whose mapping is refused is left to
-/// the proxy.
-uint64_t mapPeerArenas(Comm& comm, DeviceWalkState& state, const std::vector<int>& hostOf,
-                       const std::vector<ArenaRecord>& records) {
-  const device::DeviceRuntime& rt = device::deviceRuntime();
-  uint64_t reaches = uint64_t{1} << comm.rank;
-  state.peerArenas.assign(static_cast<size_t>(comm.nranks), nullptr);
-  state.peerArenas[comm.rank] = static_cast<char*>(state.arena);
-  for (int p = 0; p < comm.nranks; ++p) {
-    if (p == comm.rank || hostOf[p] != hostOf[comm.rank]) continue;
-    if (!deviceReaches(state.device, state.devices[p])) {
-      LOOM_INFO("rank {}: device {} has no peer access to rank {}'s device {}", comm.rank,
-                state.device, p, state.devices[p]);
-      continue;
-    }
-    if (sameProcess(comm, p, comm.rank)) {
-      state.peerArenas[p] = records[p].pointer;
-    } else {
-      if (records[p].shareable == 0) continue;
-      void* mapped = nullptr;
-      const device::CudaStatus status =
-          rt.ipcOpenMemHandle(&mapped, records[p].handle, device::kIpcLazyEnablePeerAccess);
-      if (status != 0) {
-        rt.getLastError();
-        LOOM_INFO("rank {}: cudaIpcOpenMemHandle of rank {}'s FIFOs failed ({})", comm.rank, p,
-                  rt.getErrorString(status));
-        continue;
-      }
-      state.ipcMappings.push_back(mapped);
-      state.peerArenas[p] = static_cast<char*>(mapped);
-    }
-    reaches |= uint64_t{1} << p;
+/// Thread blocks per rank (channels) unless LOOM_NCHANNELS asks otherwise:
+/// on an H200, 8 ranks on one GPU moved 75 GB/s at 8 channels, 94 at 16.
+constexpr uint32_t kDefaultWalkChannels = 16;
+/// The default gives way to keep a rank's FIFOs (one per channel and peer)
+/// within this much device memory.
+constexpr size_t kDefaultArenaBudget = size_t{256} << 20;
+
+/// The walk blocks this rank's device holds at once, 0 when unknown.
+int32_t residentWalkBlocks() {
+  int blocks = 0;
+  if (device::cudaKernels().table->walkResidentBlocks(&blocks) != 0) {
+    device::deviceRuntime().getLastError();
+    return 0;
   }
-  return reaches;
+  return blocks;
+}
+
+/// Channels for every rank alike: LOOM_NCHANNELS above 1, else the default
+/// (fewer where a channel's FIFOs, `channelBytes`, would take the arena past
+/// its budget), and at most what lets all the walk blocks of the ranks of one
+/// process on one device run at once: a block spinning for a peer's block
+/// that cannot start until it ends would wait until the deadline (seen on an
+/// H200: 8 ranks of 32 channels). `resident` is every rank's
+/// residentWalkBlocks().
+uint32_t walkChannels(const Comm& comm, const RankDevices& where,
+                      const std::vector<int32_t>& resident, size_t channelBytes) {
+  const bool asked = comm.config.channels > 1;
+  const uint32_t wanted = asked ? static_cast<uint32_t>(comm.config.channels)
+                                : static_cast<uint32_t>(std::clamp<size_t>(
+                                      kDefaultArenaBudget / channelBytes, 1, kDefaultWalkChannels));
+  uint32_t fit = wanted;
+  int tightest = 0;
+  for (int p = 0; p < comm.nranks; ++p) {
+    const auto at = static_cast<size_t>(p);
+    if (where.devices[at] < 0) continue;
+    const auto room = static_cast<uint32_t>(std::max<int32_t>(resident[at], 0) /
+                                            ranksSharingDevice(comm, where, p));
+    if (room < fit) {
+      fit = room;
+      tightest = p;
+    }
+  }
+  if (fit < wanted && comm.rank == 0) {
+    const auto t = static_cast<size_t>(tightest);
+    const std::string why = fmt::format(
+        "device {} of rank {} runs {} walk blocks at once, shared by {} ranks of its process",
+        where.devices[t], tightest, resident[t], ranksSharingDevice(comm, where, tightest));
+    if (asked) {
+      LOOM_WARN("LOOM_NCHANNELS={}: {}, so each walks {} channel(s)", wanted, why,
+                std::max(fit, 1U));
+    } else {
+      LOOM_INFO("{}: {} channel(s) per rank", why, std::max(fit, 1U));
+    }
+  }
+  return std::max(fit, 1U);
 }
 
 /// Allocates the state on `where.devices[rank]`: FIFO arenas exchanged with every
@@ -188,11 +202,11 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const RankDevices& wher
   state->device = device;
   state->devices = where.devices;
   state->crowded = crowding(comm, where);
-  // Two thread blocks per rank unless LOOM_NCHANNELS asks for more (the
-  // setting is part of the configuration all ranks agreed on). The arena is
-  // sized for them; a walk with proxies uses one channel, a prefix of it.
-  state->geometry.channels =
-      comm.config.channels > 1 ? static_cast<uint32_t>(comm.config.channels) : 2;
+  // The arena is sized for these channels; a walk with proxies uses one
+  // channel, a prefix of it.
+  state->geometry.bulkSlotBytes = static_cast<uint32_t>(comm.config.cudaSlotBytes);
+  state->geometry.channels = walkChannels(comm, where, allGatherValue(comm, residentWalkBlocks()),
+                                          walk::ArenaLayout(state->geometry, comm.nranks).bytes());
   const walk::ArenaLayout full(state->geometry, comm.nranks);
   rt.check(rt.malloc(&state->arena, full.bytes()), "cudaMalloc of the walker's FIFOs");
   rt.check(rt.memsetAsync(state->arena, 0, full.bytes(), stream), "cudaMemsetAsync");
@@ -212,16 +226,8 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const RankDevices& wher
              "cudaEventCreateWithFlags");
   }
 
-  ArenaRecord mine;
-  mine.pointer = static_cast<char*>(state->arena);
-  const device::CudaStatus shared = rt.ipcGetMemHandle(&mine.handle, state->arena);
-  mine.shareable = shared == 0 ? 1 : 0;
-  if (shared != 0) {
-    rt.getLastError();
-    LOOM_INFO("rank {}: cudaIpcGetMemHandle of its FIFOs failed ({})", comm.rank,
-              rt.getErrorString(shared));
-  }
-  const std::vector<ArenaRecord> records = allGatherValue(comm, mine);
+  const std::vector<cuda_p2p::ArenaRecord> records =
+      allGatherValue(comm, cuda_p2p::recordOf(state->arena, comm.rank));
   const std::vector<int> hostOf = hostNumbers(comm.peers);
   const std::vector<uint64_t> reaches =
       allGatherValue(comm, mapPeerArenas(comm, *state, hostOf, records));
@@ -235,16 +241,31 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const RankDevices& wher
     if (state->proxied[p] == 0) continue;
     // A peer that reaches this rank but not the other way round still talks
     // through the boxes; its mapping stays open but unused until destruction.
-    state->peerArenas[p] = nullptr;
+    state->peers.forget(p);
     if (static_cast<size_t>(p) >= comm.linkPtrs.size() || comm.linkPtrs[p] == nullptr) {
       raise(ErrorCode::InternalError, "rank {} is reached through the proxy but has no link", p);
     }
   }
   if (anyProxied) {
+    // The proxy ships a bulk slot as one link message. Every rank sees the
+    // same pairs and settings, so all of them fail here together or none.
+    const size_t linkMessage = std::min(comm.config.shm.slotBytes, comm.config.tcp.slotBytes);
+    if (linkMessage < state->geometry.bulkSlotBytes) {
+      raise(ErrorCode::InvalidArgument,
+            "LOOM_CUDA_SLOT_BYTES={} exceeds the links' largest message ({} B: the smaller of "
+            "LOOM_SHM_SLOT_BYTES and LOOM_TCP_SLOT_BYTES), and some peers are reached through "
+            "the proxy, which ships a slot as one message",
+            state->geometry.bulkSlotBytes, linkMessage);
+    }
     // A link carries one FIFO, and the proxy moves whole bulk slots; every
     // rank sees the same pairs, so all agree on the geometry.
     state->geometry.channels = 1;
     state->geometry.llMaxCallBytes = 0;
+  }
+  state->systemScope = anyProxied || comm.config.cudaSystemScope;
+  for (int p = 0; p < comm.nranks; ++p) {
+    state->systemScope = state->systemScope || !sameProcess(comm, p, comm.rank) ||
+                         state->devices[static_cast<size_t>(p)] != device;
   }
   const walk::ArenaLayout layout(state->geometry, comm.nranks);
   if (anyProxied) {
@@ -283,9 +304,11 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const RankDevices& wher
   allGatherValue(comm, int32_t{1});  // the barrier that promise needs
   LOOM_INFO(
       "rank {}: collectives on device {} run by the plan-walking kernel "
-      "(LOOM_CUDA_PATH=kernel), {} channels, {} KiB of FIFOs, {} peers through the proxy",
-      comm.rank, device, state->geometry.channels, layout.bytes() / 1024,
-      std::count(state->proxied.begin(), state->proxied.end(), 1));
+      "(LOOM_CUDA_PATH=kernel), {} channels of {} KiB slots, {} KiB of FIFOs, {} peers "
+      "through the proxy, {} scope",
+      comm.rank, device, state->geometry.channels, state->geometry.bulkSlotBytes / 1024,
+      layout.bytes() / 1024, std::count(state->proxied.begin(), state->proxied.end(), 1),
+      state->systemScope ? "system" : "device");
   return state;
 }
 
@@ -403,15 +426,20 @@ int32_t streamQueues() {
   return static_cast<int32_t>(std::min<long>(value, 32));
 }
 
+int ranksSharingDevice(const Comm& comm, const RankDevices& where, int p) {
+  int sharing = 0;
+  for (int q = 0; q < comm.nranks; ++q) {
+    sharing += sameProcess(comm, p, q) && where.devices[q] == where.devices[p] ? 1 : 0;
+  }
+  return sharing;
+}
+
 std::string crowding(const Comm& comm, const RankDevices& where) {
   const std::vector<int>& devices = where.devices;
   const std::vector<int32_t>& queues = where.queues;
   for (int p = 0; p < comm.nranks; ++p) {
     if (devices[p] < 0) continue;
-    int sharing = 0;
-    for (int q = 0; q < comm.nranks; ++q) {
-      sharing += sameProcess(comm, p, q) && devices[q] == devices[p] ? 1 : 0;
-    }
+    const int sharing = ranksSharingDevice(comm, where, p);
     // Each rank's stream takes a queue, and the runtime's own copies others;
     // streams beyond the queues share one, where a walk waiting for its
     // stream's previous walk holds back a peer's walk behind it (seen on an
@@ -462,8 +490,9 @@ void launchWalk(Comm& comm, DeviceWalkState& state, std::span<const walk::WalkPa
   launch.nranks = comm.nranks;
   launch.timeoutNs = static_cast<uint64_t>(comm.config.timeout.count()) * 1'000'000;
   launch.abort = state.abortWord;
+  launch.systemScope = state.systemScope;
   walk::FifoRoutes routes;
-  routes.arenas = state.peerArenas;
+  routes.arenas = state.peers.pointers();
   if (state.proxy != nullptr) {
     routes.proxied = state.proxied;
     routes.outbox = state.outbox;
@@ -546,7 +575,6 @@ DeviceWalkState::~DeviceWalkState() {
   for (void* event : uploaded) {
     if (event != nullptr) rt.eventDestroy(event);
   }
-  for (void* mapped : ipcMappings) rt.ipcCloseMemHandle(mapped);
   for (void* p : {arena, static_cast<void*>(programs), static_cast<void*>(codecScratch)}) {
     if (p != nullptr) rt.free(p);
   }

@@ -17,6 +17,7 @@
 #include "collectives/walker/walk_program.h"
 #include "comm/operation.h"
 #include "comm/walk_proxy_runner.h"
+#include "transports/cuda_p2p/peer_arenas.h"
 
 namespace loom {
 
@@ -28,9 +29,14 @@ struct DeviceWalkState {
   /// together (crowding()), or empty; send/recv walks check it.
   std::string crowded;
   walk::FifoGeometry geometry;
-  void* arena = nullptr;           ///< this rank's FIFOs (device memory)
-  std::vector<char*> peerArenas;   ///< every rank's arena as this rank addresses it (null: proxied)
-  std::vector<void*> ipcMappings;  ///< peer arenas opened from IPC handles
+  /// Whether the walks order their FIFO words at system scope: some peer is
+  /// on another device, in another process or behind the proxy (every rank
+  /// of a communicator answers alike).
+  bool systemScope = true;
+  void* arena = nullptr;  ///< this rank's FIFOs (device memory)
+  /// Every rank's arena as this rank addresses it (null: proxied), and the
+  /// IPC mappings behind them, closed last.
+  cuda_p2p::PeerArenas peers;
   /// Programs rotate through a few slots: the host writes slot i into pinned
   /// memory and enqueues its upload, so a call never waits for its stream
   /// (an upload from pageable memory may); slot i is written again only once

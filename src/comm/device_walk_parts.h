@@ -30,6 +30,8 @@ struct RankDevices {
   std::vector<int> devices;
   std::vector<int32_t> queues;
 };
+/// How many ranks of rank p's process walk on rank p's device (p included).
+int ranksSharingDevice(const Comm& comm, const RankDevices& where, int p);
 /// Why the ranks' walks might not all run at once: some process has more
 /// ranks on one device than half its hardware queues (`where` is every
 /// rank's, so every rank answers alike); empty when none has.

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LOOM_CUDA_KERNELS_ABI_VERSION 4
+#define LOOM_CUDA_KERNELS_ABI_VERSION 5
 #define LOOM_CUDA_KERNELS_ENTRY "loomCudaKernels"
 
 typedef struct {
@@ -41,6 +41,11 @@ typedef struct {
   int (*int8Decode)(const void* src, size_t n, uint32_t block, int type, void* out, void* stream);
   /* acc[i] += decoded[i] in fp32, one rounding per element. */
   int (*int8DecodeAccumulate)(const void* src, size_t n, uint32_t block, float* acc, void* stream);
+  /* How many walk thread blocks the current device holds at once (its SMs
+   * times the blocks of the heaviest walk kernel one SM fits): the walks of
+   * every rank on a device spin until their peers' blocks run, so together
+   * they must fit. Returns a cudaError_t. */
+  int (*walkResidentBlocks)(int* blocks);
 } LoomCudaKernels;
 
 /* The plugin's one exported function. */

@@ -125,6 +125,15 @@ int int8DecodeAccumulate(const void* src, size_t n, uint32_t block, float* acc, 
   return 0;
 }
 
+/// LOOM_EMULATED_WALK_BLOCKS (default 8): the walk blocks the emulated
+/// device holds at once, which bounds the channels of ranks sharing it. Few,
+/// since each emulated block is kTeamThreads host threads.
+int walkResidentBlocks(int* blocks) {
+  const char* set = std::getenv("LOOM_EMULATED_WALK_BLOCKS");
+  *blocks = set != nullptr ? std::atoi(set) : 8;
+  return 0;
+}
+
 constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
                                     &reduce,
                                     &avgFinalize,
@@ -132,7 +141,8 @@ constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
                                     &prepareWalk,
                                     &int8Encode,
                                     &int8Decode,
-                                    &int8DecodeAccumulate};
+                                    &int8DecodeAccumulate,
+                                    &walkResidentBlocks};
 
 }  // namespace
 

@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "tools/stack_dump/stack_dump.h"
+
 int main(int argc, char** argv) {
+  loom::debug::dumpStacksOnSigquit();  // scripts/run-with-stacks.sh, on a stall
   // The tests run up to 8 ranks as threads on one device; CUDA gives a
   // process 8 hardware queues per device unless told, and Loom's kernel path
   // wants twice the ranks (docs/cuda.md). Read at the first CUDA call.

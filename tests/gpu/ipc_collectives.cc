@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/gpu/typed_values.h"
+#include "tools/stack_dump/stack_dump.h"
 
 namespace {
 
@@ -223,6 +224,7 @@ class Checker {
 }  // namespace
 
 int main() {
+  loom::debug::dumpStacksOnSigquit();  // scripts/run-with-stacks.sh, on a stall
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("no CUDA device: skipping the two-process device test\n");

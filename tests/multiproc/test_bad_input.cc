@@ -431,7 +431,12 @@ TEST(BadInput, MalformedEnvironment) {
                                                         {"LOOM_ALGO", "magic"},
                                                         {"LOOM_CHUNK_SIZE", "10"},
                                                         {"LOOM_NCHANNELS", "0"},
-                                                        {"LOOM_NCHANNELS", "many"}}) {
+                                                        {"LOOM_NCHANNELS", "many"},
+                                                        {"LOOM_CUDA_SLOT_BYTES", "5000"},
+                                                        {"LOOM_CUDA_SLOT_BYTES", "1K"},
+                                                        {"LOOM_CUDA_SLOT_BYTES", "64M"},
+                                                        {"LOOM_CUDA_SCOPE", "gpu"},
+                                                        {"LOOM_CUDA_P2P", "maybe"}}) {
     SCOPED_TRACE(name + "=" + value);
     ScopedEnv env({{name, value}});
     loomComm_t comms[2] = {nullptr, nullptr};
