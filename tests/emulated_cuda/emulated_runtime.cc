@@ -10,7 +10,9 @@
 //
 // Settings: LOOM_EMULATED_DEVICES (default 1), LOOM_EMULATED_PEER_ACCESS (0:
 // devices cannot reach each other), LOOM_EMULATED_IPC (0: every IPC mapping
-// is refused, as in a container without a shared IPC namespace).
+// is refused, as in a container without a shared IPC namespace),
+// LOOM_EMULATED_REFUSE_MALLOC_FROM (bytes, read at each call: cudaMalloc of
+// at least that much fails with cudaErrorMemoryAllocation, as on a full GPU).
 #include "emulated_cuda/emulated_runtime.h"
 
 #include <cuda_runtime_api.h>
@@ -164,6 +166,11 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
 
 cudaError_t cudaMalloc(void** ptr, size_t bytes) {
   if (ptr == nullptr) return fail(cudaErrorInvalidValue);
+  if (const char* limit = std::getenv("LOOM_EMULATED_REFUSE_MALLOC_FROM");
+      limit != nullptr && bytes >= std::strtoull(limit, nullptr, 10)) {
+    *ptr = nullptr;
+    return fail(cudaErrorMemoryAllocation);
+  }
   *ptr = emu::allocateDevice(bytes, emu::currentDevice);
   return *ptr != nullptr ? cudaSuccess : fail(cudaErrorMemoryAllocation);
 }
