@@ -1,5 +1,6 @@
 // The pieces device_walk.cc shares with device_walk_p2p.cc (send/recv groups
-// on the plan-walking kernel); not for other callers.
+// on the plan-walking kernel) and device_walk_placement.cc (where walks may
+// run); not for other callers.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +37,17 @@ int ranksSharingDevice(const Comm& comm, const RankDevices& where, int p);
 /// ranks on one device than half its hardware queues (`where` is every
 /// rank's, so every rank answers alike); empty when none has.
 std::string crowding(const Comm& comm, const RankDevices& where);
+/// The walk blocks this rank's device holds at once, 0 when unknown.
+int32_t residentWalkBlocks();
+/// Channels for every rank alike: LOOM_NCHANNELS above 1, else the default
+/// (fewer where a channel's FIFOs, `channelBytes`, would take the arena past
+/// its budget), and at most what lets all the walk blocks of the ranks of one
+/// process on one device run at once: a block spinning for a peer's block
+/// that cannot start until it ends would wait until the deadline (seen on an
+/// H200: 8 ranks of 32 channels). `resident` is every rank's
+/// residentWalkBlocks().
+uint32_t walkChannels(const Comm& comm, const RankDevices& where,
+                      const std::vector<int32_t>& resident, size_t channelBytes);
 /// Why two ranks of one process cannot both walk on these streams (their
 /// kernels must run at the same time to meet), or nullptr.
 const char* streamConflict(int deviceP, uint64_t streamP, int deviceQ, uint64_t streamQ);
