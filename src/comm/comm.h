@@ -111,7 +111,8 @@ struct loomComm {
   /// Guards replacing deviceWalk against loomCommGetAsyncError, which reads
   /// its statuses from another thread (a framework's watchdog).
   std::mutex deviceWalkMutex;
-  /// Whether every rank can run the plan-walking kernel: -1 not asked yet.
+  /// Whether every rank could run the plan-walking kernel when the
+  /// communicator was made (prepareDeviceWalk); -1 off the kernel path.
   int deviceWalkCapable = -1;
   /// Whether rank 0 logged that too many ranks share a device for the kernel path.
   std::atomic<bool> announcedCrowding{false};

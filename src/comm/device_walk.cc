@@ -36,17 +36,9 @@ struct Offer {
 /// types allow (the program slots are sized for them).
 constexpr size_t kFusedCalls = 16;
 
-/// Whether every rank has a runtime, a device and the kernels: asked of all
-/// ranks together at the first collective (hosts may differ), then kept.
-bool possible(Comm& comm) {
-  if (comm.deviceWalkCapable < 0) {
-    const int32_t mine = canWalkHere() ? 1 : 0;
-    const std::vector<int32_t> all = allGatherValue(comm, mine);
-    comm.deviceWalkCapable =
-        std::all_of(all.begin(), all.end(), [](int32_t v) { return v != 0; }) ? 1 : 0;
-  }
-  return comm.deviceWalkCapable == 1;
-}
+/// Whether every rank had a runtime, a device and the kernels when the
+/// communicator was made (prepareDeviceWalk, all ranks alike).
+bool possible(const Comm& comm) { return comm.deviceWalkCapable == 1; }
 
 /// A group's collectives walk one call after another on one stream, so
 /// every one of them must be walkable, on one device and one stream.
@@ -567,14 +559,28 @@ void prepareDeviceWalk(Comm& comm) {
       rt.getLastError();
     }
   }
+  // Decided here, once, by every rank alike: a communicator some rank of
+  // which has no CUDA loaded yet never walks, and its calls on host buffers
+  // (a host-only program's: all of them) pay no agreement at all.
   const std::vector<Ready> all = allGatherValue(comm, mine);
+  std::vector<int> missing;
   RankDevices where;
-  for (const Ready& r : all) {
-    if (r.usable == 0) return;  // the first collective asks again
-    where.devices.push_back(r.device);
-    where.queues.push_back(r.streamQueues);
+  for (size_t p = 0; p < all.size(); ++p) {
+    if (all[p].usable == 0) missing.push_back(static_cast<int>(p));
+    where.devices.push_back(all[p].device);
+    where.queues.push_back(all[p].streamQueues);
   }
-  comm.deviceWalkCapable = 1;
+  comm.deviceWalkCapable = missing.empty() ? 1 : 0;
+  if (!missing.empty()) {
+    if (comm.rank == 0 && missing.size() < all.size()) {
+      LOOM_INFO(
+          "rank(s) {} had no CUDA device, kernels or loaded CUDA when the communicator was "
+          "made: device buffers are staged (make a CUDA call, e.g. cudaSetDevice, before "
+          "creating it)",
+          fmt::join(missing, ", "));
+    }
+    return;
+  }
   const device::DeviceScope scope(mine.device);
   // The per-thread default stream: the legacy one would wait for every
   // blocking stream of the device, some of which may hold other

@@ -22,6 +22,7 @@ std::vector<T> allGatherValue(Comm& comm, const T& mine) {
   op.recv = all.data();
   op.count = sizeof(T);
   op.type = DataType::Uint8;
+  op.internal = true;
   runCollective(comm, op);
   return all;
 }

@@ -31,6 +31,10 @@ struct Operation {
   /// Set by validateOperation: the buffers are known to CUDA (device, pinned or
   /// managed), so the call is ordered after the caller's work on `stream`.
   bool streamOrdered = false;
+  /// An agreement between the ranks inside a call or at init
+  /// (exchange_values.h): it takes the number of the call it serves, so the
+  /// numbers in error messages and peer states count the caller's calls.
+  bool internal = false;
 };
 
 /// Checks every argument against `comm`; throws InvalidArgument naming the bad

@@ -117,7 +117,7 @@ void runCollective(Comm& comm, const Operation& op) {
     return;
   }
   if (comm.config.check) checkAgreement(comm, op);
-  const uint64_t sequence = comm.collectiveCount++;
+  const uint64_t sequence = op.internal ? comm.collectiveCount : comm.collectiveCount++;
   const AlgorithmChoice choice = chooseAlgorithm(comm, op.collective, messageBytes(comm, op));
   const Algorithm algorithm = choice.algorithm;
   if (logLevel() >= LogLevel::Info &&
@@ -260,7 +260,17 @@ void runOffDevicePaths(Comm& comm, std::span<const Operation> ops) {
 void runOperations(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty()) return;
   quiesceDeviceWalkProxy(comm);  // the host is about to use the network links
-  const DeviceWalkOutcome walked = runDeviceWalk(comm, ops);
+  DeviceWalkOutcome walked;
+  try {
+    walked = runDeviceWalk(comm, ops);
+  } catch (const Error& e) {
+    // A peer lost during the agreement is as lost as one lost in a transfer.
+    if (e.code() == ErrorCode::RemoteError) {
+      int expected = 0;
+      comm.asyncError.compare_exchange_strong(expected, static_cast<int>(e.code()));
+    }
+    throw;
+  }
   if (walked.handled) {
     // Send/recv pairs that could not walk, after those that did. The host
     // executor drives every network link, the proxy's too: let the proxy
