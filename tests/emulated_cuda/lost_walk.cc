@@ -13,27 +13,12 @@
 #include <cstdlib>
 #include <thread>
 
-namespace {
+#include "tests/emulated_cuda/emulated_rank.h"
 
-int fail(int rank, const char* what) {
-  std::fprintf(stderr, "rank %d: %s (%s)\n", rank, what, loomGetLastError(nullptr));
-  return 1;
-}
-
-}  // namespace
+using loom::emulated_test::fail;
 
 int main() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("no CUDA device: skipping\n");
-    return 77;
-  }
-  loomComm_t comm = nullptr;
-  if (loomCommInitFromEnv(&comm) != loomSuccess) return fail(-1, "init");
-  int rank = 0;
-  loomCommUserRank(comm, &rank);
-  cudaStream_t stream = nullptr;
-  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  const auto [comm, rank, stream] = loom::emulated_test::joinJob();
   constexpr size_t kCount = 4099;
   float* data = nullptr;
   cudaMalloc(reinterpret_cast<void**>(&data), kCount * sizeof(float));

@@ -14,27 +14,12 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "tests/emulated_cuda/emulated_rank.h"
 
-int fail(int rank, const char* what) {
-  std::fprintf(stderr, "rank %d: %s (%s)\n", rank, what, loomGetLastError(nullptr));
-  return 1;
-}
-
-}  // namespace
+using loom::emulated_test::fail;
 
 int main() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("no CUDA device: skipping\n");
-    return 77;
-  }
-  loomComm_t comm = nullptr;
-  if (loomCommInitFromEnv(&comm) != loomSuccess) return fail(-1, "init");
-  int rank = 0;
-  loomCommUserRank(comm, &rank);
-  cudaStream_t stream = nullptr;
-  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  const auto [comm, rank, stream] = loom::emulated_test::joinJob();
   // The scratch (encodings and fp32 sums) passes the limit below; everything
   // else rank 1 allocates comes before it is set.
   constexpr size_t kCount = size_t{3} << 20;
