@@ -30,11 +30,8 @@ int main() {
   }
   std::vector<float> input(kCount);
   for (size_t i = 0; i < kCount; ++i) input[i] = std::sin(0.001f * static_cast<float>(i + rank));
-  auto upload = [&] {
-    cudaMemcpyAsync(data, input.data(), kCount * sizeof(float), cudaMemcpyHostToDevice, stream);
-    cudaStreamSynchronize(stream);
-  };
-  upload();
+  cudaMemcpyAsync(data, input.data(), kCount * sizeof(float), cudaMemcpyHostToDevice, stream);
+  cudaStreamSynchronize(stream);
   loomCompression int8{};
   int8.kind = loomCompressInt8;
 
