@@ -43,6 +43,7 @@ for ((h = 1; h <= hosts; h++)); do
     latency 50ms
 done
 work=$(mktemp -d)
+perf=$(netns_private_binary "$perf" "$work")
 trap 'pkill -KILL -f "$perf" 2> /dev/null || true; netns_switch_down; rm -rf "$work"' EXIT
 port=$((30000 + $$ % 20000))
 n=$((hosts * per_host))

@@ -18,9 +18,9 @@ if ! netns_can_run; then
   echo "######################################################################"
   exit 77
 fi
-perf="$BUILD/perf/loom_perf"
 netns_switch_up "lmh$$" 4
 work=$(mktemp -d)
+perf=$(netns_private_binary "$BUILD/perf/loom_perf" "$work")
 cleanup() {
   pkill -KILL -f "$perf" 2> /dev/null || true
   netns_switch_down

@@ -14,9 +14,9 @@ if ! netns_can_run; then
   echo "netns_hang_report_test: SKIPPED - cannot create network namespaces here (needs root)" >&2
   exit 77
 fi
-probe="$BUILD/tests/loom_hang_probe"
 netns_up "loomhr$$"
 work=$(mktemp -d)
+probe=$(netns_private_binary "$BUILD/tests/loom_hang_probe" "$work")
 cleanup_all() {
   pkill -KILL -f "$probe" 2> /dev/null || true
   netns_down

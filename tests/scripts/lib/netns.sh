@@ -3,11 +3,23 @@
 #   netns_up <tag>      creates <tag>a (10.78.N.1) and <tag>b (10.78.N.2), sets NETNS_A/B,
 #                       NETNS_IF_A/B and NETNS_ADDR_A/B; removed again on exit
 #   netns_can_run       exit status 0 when this machine allows it (root, ip, netns)
+#   netns_private_binary <binary> <dir>
+#                       prints a path to <binary> that only this run uses (a link in <dir>)
 netns_can_run() {
   command -v ip > /dev/null 2>&1 || return 1
   local probe="loomprobe$$"
   ip netns add "$probe" 2> /dev/null || return 1
   ip netns del "$probe"
+}
+
+# Cleanup kills stray ranks with `pkill -f <path>`. Matching the shared build
+# path would also kill another test's ranks running the same binary at the same
+# time (ctest -j): multihost_test once took down small_shm_test's loom_perf so.
+# A link inside this run's own directory is a name no one else runs.
+netns_private_binary() {
+  local link
+  link="$2/$(basename "$1")"
+  ln -s "$(realpath "$1")" "$link" && echo "$link"
 }
 
 netns_up() {
