@@ -139,8 +139,10 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const RankDevices& wher
   // The arena is sized for these channels; a walk with proxies uses one
   // channel, a prefix of it.
   state->geometry.bulkSlotBytes = static_cast<uint32_t>(comm.config.cudaSlotBytes);
+  walk::FifoGeometry oneChannel = state->geometry;
+  oneChannel.channels = 1;
   state->geometry.channels = walkChannels(comm, where, allGatherValue(comm, residentWalkBlocks()),
-                                          walk::ArenaLayout(state->geometry, comm.nranks).bytes());
+                                          walk::ArenaLayout(oneChannel, comm.nranks).bytes());
   const walk::ArenaLayout full(state->geometry, comm.nranks);
   rt.check(rt.malloc(&state->arena, full.bytes()), "cudaMalloc of the walker's FIFOs");
   rt.check(rt.memsetAsync(state->arena, 0, full.bytes(), stream), "cudaMemsetAsync");
