@@ -53,6 +53,13 @@ int int8DecodeAccumulate(const void* src, size_t n, uint32_t block, float* acc, 
 
 int walkResidentBlocks(int* blocks) { return loom::cuda::walkResidentBlocks(blocks); }
 
+int int8DecodeSum(const void* src, size_t stride, int sources, size_t n, uint32_t block, float* sum,
+                  void* stream) {
+  return loom::cuda::launchInt8DecodeSum(src, stride, sources, n,
+                                         loom::int8CodecConfig(block, false, 0), sum,
+                                         static_cast<cudaStream_t>(stream));
+}
+
 constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
                                     &reduce,
                                     &avgFinalize,
@@ -61,7 +68,8 @@ constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
                                     &int8Encode,
                                     &int8Decode,
                                     &int8DecodeAccumulate,
-                                    &walkResidentBlocks};
+                                    &walkResidentBlocks,
+                                    &int8DecodeSum};
 
 }  // namespace
 

@@ -32,6 +32,13 @@ cudaError_t launchInt8Encode(const void* src, DataType type, size_t n, void* dst
 cudaError_t launchInt8DecodeAccumulate(const void* src, size_t n, const CodecConfig& config,
                                        float* acc, cudaStream_t stream);
 
+/// sum[i] = the fp32 sum of `sources` encodings' elements i in order
+/// 0, 1, ..., starting from +0 (as a zeroed sum decode-accumulated once per
+/// source, bit for bit); the r-th encoding of n elements sits at
+/// src + r * stride. One kernel and one pass over the codes.
+cudaError_t launchInt8DecodeSum(const void* src, size_t stride, int sources, size_t n,
+                                const CodecConfig& config, float* sum, cudaStream_t stream);
+
 /// out[i] = decoded[i] as `type` (fp32, fp16 or bf16; one rounding from the
 /// fp32 value), as Int8Codec::decode. cudaErrorInvalidValue for another type.
 cudaError_t launchInt8Decode(const void* src, size_t n, const CodecConfig& config, DataType type,

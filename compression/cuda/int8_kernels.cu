@@ -158,6 +158,45 @@ __global__ void __launch_bounds__(kThreads)
       });
 }
 
+/// sum[i] = ((0 + d_0[i]) + d_1[i]) + ... over `sources` encodings of n
+/// elements, the r-th at src + r * stride: the host's rank-order sum in one
+/// pass. A decode-accumulate per source reads and writes the fp32 sum once
+/// per source; this reads each code once and writes the sum once.
+template <bool kQuads>
+__global__ void __launch_bounds__(kThreads)
+    int8DecodeSumKernel(const unsigned char* src, size_t stride, int sources, Layout layout,
+                        float* sum) {
+  const size_t scaleBytes = layout.blocks * sizeof(float);
+  const size_t gridStride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  const size_t first = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const size_t quads = kQuads ? layout.n / 4 : 0;
+  if constexpr (kQuads) {
+    for (size_t q = first; q < quads; q += gridStride) {
+      const size_t scaleAt = (4 * q / layout.block) * sizeof(float);
+      Quad<float> acc{{0.0f, 0.0f, 0.0f, 0.0f}};
+      for (int r = 0; r < sources; ++r) {
+        const unsigned char* encoding = src + static_cast<size_t>(r) * stride;
+        float scale;
+        memcpy(&scale, encoding + scaleAt, sizeof(float));
+        const CodeQuad in = reinterpret_cast<const CodeQuad*>(encoding + scaleBytes)[q];
+        for (int k = 0; k < 4; ++k) acc.v[k] = addRn(acc.v[k], int8Dequantize(in.v[k], scale));
+      }
+      reinterpret_cast<Quad<float>*>(sum)[q] = acc;
+    }
+  }
+  for (size_t i = quads * 4 + first; i < layout.n; i += gridStride) {
+    const size_t scaleAt = (i / layout.block) * sizeof(float);
+    float acc = 0.0f;
+    for (int r = 0; r < sources; ++r) {
+      const unsigned char* encoding = src + static_cast<size_t>(r) * stride;
+      float scale;
+      memcpy(&scale, encoding + scaleAt, sizeof(float));
+      acc = addRn(acc, int8Dequantize(static_cast<int8_t>(encoding[scaleBytes + i]), scale));
+    }
+    sum[i] = acc;
+  }
+}
+
 template <typename E, bool kQuads>
 __global__ void __launch_bounds__(kThreads)
     int8DecodeKernel(const unsigned char* src, Layout layout, typename E::Storage* out) {
@@ -189,7 +228,9 @@ cudaError_t preloadInt8Kernels() {
         reinterpret_cast<const void*>(int8DecodeKernel<Bf16Elem, true>),
         reinterpret_cast<const void*>(int8DecodeKernel<Bf16Elem, false>),
         reinterpret_cast<const void*>(int8DecodeAccumulateKernel<true>),
-        reinterpret_cast<const void*>(int8DecodeAccumulateKernel<false>)}) {
+        reinterpret_cast<const void*>(int8DecodeAccumulateKernel<false>),
+        reinterpret_cast<const void*>(int8DecodeSumKernel<true>),
+        reinterpret_cast<const void*>(int8DecodeSumKernel<false>)}) {
     const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
     if (status != cudaSuccess) return status;
   }
@@ -236,6 +277,24 @@ cudaError_t launchInt8DecodeAccumulate(const void* src, size_t n, const CodecCon
   } else {
     int8DecodeAccumulateKernel<false>
         <<<gridFor(n, kThreads), kThreads, 0, stream>>>(in, layout, acc);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launchInt8DecodeSum(const void* src, size_t stride, int sources, size_t n,
+                                const CodecConfig& config, float* sum, cudaStream_t stream) {
+  if (config.block == 0 || sources < 0) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  const Layout layout = layoutFor(n, config);
+  const auto* in = static_cast<const unsigned char*>(src);
+  // Every source's codes start on a 4-byte boundary when the first's do and
+  // the stride keeps them there.
+  if (stride % 4 == 0 && quadAligned(layout.block, {{src, 4}, {sum, 16}})) {
+    int8DecodeSumKernel<true>
+        <<<gridFor(n / 4, kThreads), kThreads, 0, stream>>>(in, stride, sources, layout, sum);
+  } else {
+    int8DecodeSumKernel<false>
+        <<<gridFor(n, kThreads), kThreads, 0, stream>>>(in, stride, sources, layout, sum);
   }
   return cudaGetLastError();
 }

@@ -152,6 +152,33 @@ int main(int argc, char** argv) {
                iters),
         static_cast<double>(encoded + 2 * bytes), copyGBs);
 
+    // The 8-rank reduce-scatter's sum: 8 encodings of n / 8 elements each,
+    // summed in rank order in one pass, against a zeroed sum and one
+    // dequantize-accumulate per encoding (what the kernel path did before).
+    constexpr int kSources = 8;
+    const size_t part = n / kSources;
+    const size_t stride = loom::cuda::int8EncodedBytes(part, int8);
+    const double sumBytes = static_cast<double>(kSources * stride + part * sizeof(float));
+    row("int8 decode-sum of 8", bytes,
+        timeMs(
+            [&] {
+              return loom::cuda::launchInt8DecodeSum(c, stride, kSources, part, int8, b, nullptr);
+            },
+            iters),
+        sumBytes, copyGBs);
+    row("int8 8 x dequant-accumulate", bytes,
+        timeMs(
+            [&] {
+              cudaError_t status = cudaMemsetAsync(b, 0, part * sizeof(float));
+              for (int r = 0; r < kSources && status == cudaSuccess; ++r) {
+                status = loom::cuda::launchInt8DecodeAccumulate(
+                    reinterpret_cast<const char*>(c) + r * stride, part, int8, b, nullptr);
+              }
+              return status;
+            },
+            iters),
+        sumBytes, copyGBs);
+
     CodecConfig topk;
     topk.kind = CodecKind::Topk;
     topk.ratio = 0.01;

@@ -63,8 +63,10 @@ class DeviceInt8 {
     check(k_.int8Decode(src, n, config_.block, static_cast<int>(type), out, stream_),
           "int8 decode");
   }
-  void decodeAccumulate(const void* src, size_t n, float* acc) const {
-    check(k_.int8DecodeAccumulate(src, n, config_.block, acc, stream_), "int8 decode-accumulate");
+  /// sum = the `sources` encodings at src + r * stride, added in order r.
+  void decodeSum(const void* src, size_t stride, int sources, size_t n, float* sum) const {
+    check(k_.int8DecodeSum(src, stride, sources, n, config_.block, sum, stream_),
+          "int8 decode-sum");
   }
 
  private:
@@ -104,16 +106,13 @@ float* reduceScatterOnDevice(Comm& comm, DeviceWalkState& state, const DeviceInt
   }
   walkBytes(comm, state, Collective::AllToAll, outgoing, incoming, l.blockBytes, stream);
   const size_t n = l.size(comm.rank);
-  const device::DeviceRuntime& rt = device::deviceRuntime();
-  rt.check(rt.memsetAsync(sum, 0, n * sizeof(float), stream), "cudaMemsetAsync");
-  // Rank order 0..n-1, one kernel after another: the host's order of sums.
-  for (int r = 0; r < comm.nranks; ++r) {
-    codec.decodeAccumulate(incoming + static_cast<size_t>(r) * l.blockBytes, n, sum);
-  }
+  // Rank order 0..n-1 per element, the host's order of sums, in one pass.
+  codec.decodeSum(incoming, l.blockBytes, comm.nranks, n, sum);
   if (op.op == ReduceOp::Avg && n > 0) {
-    rt.check(device::cudaKernels().table->avgFinalize(sum, n, static_cast<int>(DataType::Float32),
-                                                      comm.nranks, stream),
-             "avg finalize");
+    device::deviceRuntime().check(
+        device::cudaKernels().table->avgFinalize(sum, n, static_cast<int>(DataType::Float32),
+                                                 comm.nranks, stream),
+        "avg finalize");
   }
   return sum;
 }

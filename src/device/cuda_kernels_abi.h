@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LOOM_CUDA_KERNELS_ABI_VERSION 5
+#define LOOM_CUDA_KERNELS_ABI_VERSION 6
 #define LOOM_CUDA_KERNELS_ENTRY "loomCudaKernels"
 
 typedef struct {
@@ -46,6 +46,11 @@ typedef struct {
    * every rank on a device spin until their peers' blocks run, so together
    * they must fit. Returns a cudaError_t. */
   int (*walkResidentBlocks)(int* blocks);
+  /* sum[i] = the fp32 sum, in order r = 0, 1, ..., of element i of the
+   * `sources` encodings at src + r * stride (n elements each): a zeroed sum
+   * decode-accumulated once per source, bit for bit, in one pass. */
+  int (*int8DecodeSum)(const void* src, size_t stride, int sources, size_t n, uint32_t block,
+                       float* sum, void* stream);
 } LoomCudaKernels;
 
 /* The plugin's one exported function. */

@@ -4,6 +4,7 @@
 // use the host reducers and the int8 codec the host's; a walk runs the real plan walker
 // (collectives/walker/plan_walker.h) with one team of host threads per
 // channel (tests/unit/host_team.h), as a thread block per channel on a GPU.
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -125,6 +126,20 @@ int int8DecodeAccumulate(const void* src, size_t n, uint32_t block, float* acc, 
   return 0;
 }
 
+int int8DecodeSum(const void* src, size_t stride, int sources, size_t n, uint32_t block, float* sum,
+                  void* stream) {
+  auto codec = int8Codec(block, 0, 0);
+  if (codec == nullptr || sources < 0) return 1;
+  emu::streamOf(stream).enqueue([=] {
+    std::fill_n(sum, n, 0.0f);
+    for (int r = 0; r < sources; ++r) {
+      codec->decodeAccumulate(static_cast<const char*>(src) + static_cast<size_t>(r) * stride,
+                              codec->encodedBytes(n), n, sum);
+    }
+  });
+  return 0;
+}
+
 /// LOOM_EMULATED_WALK_BLOCKS (default 8): the walk blocks the emulated
 /// device holds at once, which bounds the channels of ranks sharing it. Few,
 /// since each emulated block is kTeamThreads host threads.
@@ -142,7 +157,8 @@ constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
                                     &int8Encode,
                                     &int8Decode,
                                     &int8DecodeAccumulate,
-                                    &walkResidentBlocks};
+                                    &walkResidentBlocks,
+                                    &int8DecodeSum};
 
 }  // namespace
 

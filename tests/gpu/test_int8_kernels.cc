@@ -71,6 +71,44 @@ TEST_P(Int8Kernels, MatchHostCodecBitForBit) {
   }
 }
 
+// The compressed reduce-scatter's sum: every rank's encoding added in rank
+// order in one kernel, equal bit for bit to a zeroed sum decode-accumulated
+// once per encoding on the host; packed (stride = encoding) and padded to an
+// odd stride (the scalar kernel), 0 to 8 sources, tiny and non-finite blocks
+// included (values()).
+TEST(Int8DecodeSum, MatchesRankOrderDecodeAccumulate) {
+  for (const uint32_t block : {8u, 256u}) {
+    CodecConfig config;
+    config.kind = CodecKind::Int8;
+    config.block = block;
+    const Int8Codec codec(config);
+    for (const size_t n : {size_t{0}, size_t{1}, size_t{1001}, size_t{(1u << 18) + 4}}) {
+      const size_t bytes = codec.encodedBytes(n);
+      for (const size_t pad : {size_t{0}, size_t{3}}) {
+        for (const int sources : {0, 1, 3, 8}) {
+          SCOPED_TRACE(testing::Message() << "block=" << block << " n=" << n << " pad=" << pad
+                                          << " sources=" << sources);
+          const size_t stride = bytes + pad;
+          std::vector<unsigned char> encodings(stride * static_cast<size_t>(sources) + 1);
+          std::vector<float> want(n, 0.0f);
+          for (int r = 0; r < sources; ++r) {
+            const auto x = values(DataType::Float32, n, static_cast<uint32_t>(11 + r));
+            unsigned char* at = encodings.data() + static_cast<size_t>(r) * stride;
+            codec.encode(x.data(), DataType::Float32, n, at, bytes, EncodeContext{0, 0});
+            codec.decodeAccumulate(at, bytes, n, want.data());
+          }
+          DeviceBuffer denc(encodings.size()), dsum(n * sizeof(float) + 1);
+          denc.upload(encodings.data());
+          LOOM_CUDA_OK(loom::cuda::launchInt8DecodeSum(denc.get(), stride, sources, n, config,
+                                                       dsum.as<float>(), nullptr));
+          LOOM_CUDA_OK(cudaDeviceSynchronize());
+          EXPECT_EQ(firstDifference(DataType::Float32, dsum.download().data(), want.data(), n), n);
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(TypesBlocksRounding, Int8Kernels,
                          testing::Combine(testing::Values(DataType::Float32, DataType::Float16,
                                                           DataType::Bfloat16),
