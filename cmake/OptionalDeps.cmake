@@ -32,6 +32,13 @@ if(LOOM_HAVE_CUDA)
     set(CMAKE_CUDA_ARCHITECTURES 80 90)
   endif()
   enable_language(CUDA)
+  # C++20 like the host code (codec.h uses defaulted comparisons). CMake 3.25
+  # does not know nvcc 13's C++20 flag, and CUDA targets inherit CXX_STANDARD
+  # 20, so name the flag once here for every directory with CUDA sources.
+  if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  endif()
 endif()
 
 pkg_check_modules(UCX QUIET IMPORTED_TARGET ucx)

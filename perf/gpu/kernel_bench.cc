@@ -19,6 +19,7 @@
 #include "compression/codec.h"
 #include "compression/cuda/device_int8.h"
 #include "compression/cuda/device_topk.h"
+#include "perf/gpu/int8_encode_candidates.h"
 
 namespace {
 
@@ -71,6 +72,12 @@ void fillFloats(float* device, size_t n) {
   cudaMemcpy(device, host.data(), n * sizeof(float), cudaMemcpyHostToDevice);
 }
 
+std::vector<unsigned char> download(const void* device, size_t bytes) {
+  std::vector<unsigned char> host(bytes);
+  if (!ok(cudaMemcpy(host.data(), device, bytes, cudaMemcpyDeviceToHost), "download")) std::exit(1);
+  return host;
+}
+
 void row(const char* kernel, size_t bytes, double ms, double movedBytes, double copyGBs) {
   const double gbs = movedBytes / (ms * 1e-3) / 1e9;
   std::printf("%-28s %10zu %10.1f %9.1f", kernel, bytes, ms * 1e3, gbs);
@@ -104,11 +111,13 @@ int main(int argc, char** argv) {
               iters);
   std::printf("%-28s %10s %10s %9s %9s\n", "kernel", "bytes", "time_us", "GB/s", "of_copy");
 
+  bool candidatesDiffer = false;
   for (size_t bytes : {size_t{1} << 20, size_t{16} << 20, size_t{256} << 20}) {
     const size_t n = bytes / sizeof(float);
     auto* a = static_cast<float*>(deviceAlloc(bytes));
     auto* b = static_cast<float*>(deviceAlloc(bytes));
     auto* c = static_cast<float*>(deviceAlloc(bytes));
+    void* d = deviceAlloc(bytes);
     fillFloats(a, n);
     fillFloats(b, n);
 
@@ -147,6 +156,19 @@ int main(int argc, char** argv) {
             },
             iters),
         static_cast<double>(bytes + encoded), copyGBs);
+    // The candidates for a faster encode (int8_encode_candidates.cu), each
+    // checked to write the shipped kernel's bytes.
+    const std::vector<unsigned char> shipped = download(c, encoded);
+    for (const auto candidate : loom::bench::kInt8EncodeCandidates) {
+      const double ms =
+          timeMs([&] { return loom::bench::launchInt8EncodeCandidate(candidate, a, n, d); }, iters);
+      row(loom::bench::int8EncodeCandidateName(candidate), bytes, ms,
+          static_cast<double>(bytes + encoded), copyGBs);
+      if (download(d, encoded) != shipped) {
+        std::printf("  ^ differs from the shipped kernel's bytes\n");
+        candidatesDiffer = true;
+      }
+    }
     row("int8 dequantize-accumulate", bytes,
         timeMs([&] { return loom::cuda::launchInt8DecodeAccumulate(c, n, int8, b, nullptr); },
                iters),
@@ -197,6 +219,11 @@ int main(int argc, char** argv) {
     cudaFree(a);
     cudaFree(b);
     cudaFree(c);
+    cudaFree(d);
+  }
+  if (candidatesDiffer) {
+    std::fprintf(stderr, "loom_gpu_bench: an int8 encode candidate wrote other bytes\n");
+    return 1;
   }
   return ok(cudaGetLastError(), "final") ? 0 : 1;
 }
