@@ -17,8 +17,48 @@ void ErrorFeedback::checkRange(size_t offset, size_t count) const {
   }
 }
 
+namespace feedback {
+
+void compensate(const void* grad, DataType type, const float* residual, std::span<float> out) {
+  codec::withLoader(grad, type, [&](auto load) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = codec::addRn(load(i), residual[i]);
+  });
+}
+
+void update(std::span<const float> compensated, std::span<const float> decoded, float* residual) {
+  for (size_t i = 0; i < compensated.size(); ++i) {
+    const float d = codec::addRn(compensated[i], -decoded[i]);
+    residual[i] = std::isfinite(d) ? d : 0.0f;
+  }
+}
+
+}  // namespace feedback
+
+std::span<const float> ErrorFeedback::residual() const {
+  pull();
+  return residual_;
+}
+
+void ErrorFeedback::pull() const {
+  if (newest_ != Newest::Device) return;
+  deviceCopy_->download(residual_);
+  newest_ = Newest::Same;
+}
+
+void ErrorFeedback::hostWrites() {
+  pull();
+  if (deviceCopy_ != nullptr) newest_ = Newest::Host;
+}
+
+void ErrorFeedback::setDeviceCopy(std::unique_ptr<ResidualCopy> copy) {
+  pull();
+  deviceCopy_ = std::move(copy);
+  newest_ = Newest::Host;
+}
+
 void ErrorFeedback::compensate(std::span<float> grad, size_t offset) const {
   checkRange(offset, grad.size());
+  pull();
   const float* r = residual_.data() + offset;
   for (size_t i = 0; i < grad.size(); ++i) grad[i] = codec::addRn(grad[i], r[i]);
 }
@@ -26,10 +66,8 @@ void ErrorFeedback::compensate(std::span<float> grad, size_t offset) const {
 void ErrorFeedback::compensate(const void* grad, DataType type, std::span<float> out,
                                size_t offset) const {
   checkRange(offset, out.size());
-  const float* r = residual_.data() + offset;
-  codec::withLoader(grad, type, [&](auto load) {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = codec::addRn(load(i), r[i]);
-  });
+  pull();
+  feedback::compensate(grad, type, residual_.data() + offset, out);
 }
 
 void ErrorFeedback::update(std::span<const float> compensated, std::span<const float> decoded,
@@ -39,13 +77,13 @@ void ErrorFeedback::update(std::span<const float> compensated, std::span<const f
           compensated.size(), decoded.size());
   }
   checkRange(offset, compensated.size());
-  float* r = residual_.data() + offset;
-  for (size_t i = 0; i < compensated.size(); ++i) {
-    const float d = codec::addRn(compensated[i], -decoded[i]);
-    r[i] = std::isfinite(d) ? d : 0.0f;
-  }
+  hostWrites();
+  feedback::update(compensated, decoded, residual_.data() + offset);
 }
 
-void ErrorFeedback::reset() { std::fill(residual_.begin(), residual_.end(), 0.0f); }
+void ErrorFeedback::reset() {
+  hostWrites();
+  std::fill(residual_.begin(), residual_.end(), 0.0f);
+}
 
 }  // namespace loom

@@ -40,6 +40,15 @@ int int8Encode(const void* src, int type, size_t n, void* dst, uint32_t block, i
                                       {firstIndex, counter}, static_cast<cudaStream_t>(stream));
 }
 
+int int8EncodeFeedback(const void* src, int type, size_t n, float* residual, void* dst,
+                       uint32_t block, int stochastic, uint64_t seed, uint64_t firstIndex,
+                       uint64_t counter, void* stream) {
+  return loom::cuda::launchInt8EncodeWithFeedback(
+      src, static_cast<loom::DataType>(type), n, residual, dst,
+      loom::int8CodecConfig(block, stochastic != 0, seed), {firstIndex, counter},
+      static_cast<cudaStream_t>(stream));
+}
+
 int int8Decode(const void* src, size_t n, uint32_t block, int type, void* out, void* stream) {
   return loom::cuda::launchInt8Decode(src, n, loom::int8CodecConfig(block, false, 0),
                                       static_cast<loom::DataType>(type), out,
@@ -69,7 +78,8 @@ constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
                                     &int8Decode,
                                     &int8DecodeAccumulate,
                                     &walkResidentBlocks,
-                                    &int8DecodeSum};
+                                    &int8DecodeSum,
+                                    &int8EncodeFeedback};
 
 }  // namespace
 

@@ -27,6 +27,15 @@ cudaError_t launchInt8Encode(const void* src, DataType type, size_t n, void* dst
                              const CodecConfig& config, const EncodeContext& context,
                              cudaStream_t stream);
 
+/// With error feedback (ErrorFeedback's compensate, encode, update in one
+/// kernel): encodes c[i] = src[i] + residual[i] (in fp32) as launchInt8Encode
+/// would encode c, and sets residual[i] = c[i] - decoded[i], or 0 where that
+/// is not finite; bit for bit the host's. residual == nullptr is
+/// launchInt8Encode.
+cudaError_t launchInt8EncodeWithFeedback(const void* src, DataType type, size_t n, float* residual,
+                                         void* dst, const CodecConfig& config,
+                                         const EncodeContext& context, cudaStream_t stream);
+
 /// acc[i] = acc[i] + decoded[i] for i < n, one rounding per element, as
 /// Int8Codec::decodeAccumulate.
 cudaError_t launchInt8DecodeAccumulate(const void* src, size_t n, const CodecConfig& config,

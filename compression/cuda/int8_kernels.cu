@@ -64,9 +64,48 @@ __device__ int8_t encodeOne(float x, const Int8Block& block, bool stochastic, ui
                     : int8QuantizeNearest(x, block);
 }
 
-template <typename E, bool kQuads>
+/// What the encode kernel quantises: the input widened to fp32, or with
+/// error feedback (kFeedback) the input plus the residual, which the kernel
+/// then replaces with what the encoding lost (ErrorFeedback's compensate and
+/// update, bit for bit: a non-finite loss stores 0).
+template <typename E, bool kFeedback>
+struct EncodeSource {
+  const typename E::Storage* src;
+  float* residual;  ///< kFeedback only
+
+  __device__ float at(size_t i) const {
+    const float x = E::widen(src[i]);
+    return kFeedback ? addRn(x, residual[i]) : x;
+  }
+  template <typename Q>
+  __device__ void atQuad(size_t q, const Q& in, float (&out)[4]) const {
+    if constexpr (kFeedback) {
+      const Quad<float> r = reinterpret_cast<const Quad<float>*>(residual)[q];
+      for (int k = 0; k < 4; ++k) out[k] = addRn(E::widen(in.v[k]), r.v[k]);
+    } else {
+      for (int k = 0; k < 4; ++k) out[k] = E::widen(in.v[k]);
+    }
+  }
+  __device__ static float lost(float value, int8_t code, float scale) {
+    const float d = addRn(value, -int8Dequantize(code, scale));
+    return isfinite(d) ? d : 0.0f;
+  }
+  __device__ void keep(size_t i, float value, int8_t code, float scale) const {
+    if constexpr (kFeedback) residual[i] = lost(value, code, scale);
+  }
+  __device__ void keepQuad(size_t q, const float (&values)[4], const CodeQuad& codes,
+                           float scale) const {
+    if constexpr (kFeedback) {
+      Quad<float> r;
+      for (int k = 0; k < 4; ++k) r.v[k] = lost(values[k], codes.v[k], scale);
+      reinterpret_cast<Quad<float>*>(residual)[q] = r;
+    }
+  }
+};
+
+template <typename E, bool kQuads, bool kFeedback>
 __global__ void __launch_bounds__(kThreads)
-    int8EncodeKernel(const typename E::Storage* src, Layout layout, unsigned char* dst,
+    int8EncodeKernel(EncodeSource<E, kFeedback> source, Layout layout, unsigned char* dst,
                      bool stochastic, uint64_t key, uint64_t firstIndex) {
   using Storage = typename E::Storage;
   const unsigned lane = threadIdx.x % kWarp;
@@ -80,19 +119,21 @@ __global__ void __launch_bounds__(kThreads)
     const size_t len = layout.n - start < layout.block ? layout.n - start : layout.block;
     // Quads cover the block's first len / 4 * 4 elements; single elements the rest.
     const size_t quads = kQuads ? len / 4 : 0;
-    const auto* srcQuads = reinterpret_cast<const Quad<Storage>*>(src + start);
+    const auto* srcQuads = reinterpret_cast<const Quad<Storage>*>(source.src + start);
+    const size_t firstQuad = start / 4;
     uint32_t absmax = 0;
     if constexpr (kQuads) {
       for (size_t q = lane; q < quads; q += kWarp) {
-        const Quad<Storage> in = srcQuads[q];
+        float values[4];
+        source.atQuad(firstQuad + q, srcQuads[q], values);
         for (int k = 0; k < 4; ++k) {
-          const uint32_t m = magnitudeBits(E::widen(in.v[k]));
+          const uint32_t m = magnitudeBits(values[k]);
           absmax = m > absmax ? m : absmax;
         }
       }
     }
     for (size_t i = quads * 4 + lane; i < len; i += kWarp) {
-      const uint32_t m = magnitudeBits(E::widen(src[start + i]));
+      const uint32_t m = magnitudeBits(source.at(start + i));
       absmax = m > absmax ? m : absmax;
     }
     absmax = __reduce_max_sync(0xffffffffu, absmax);
@@ -100,18 +141,21 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (kQuads) {
       auto* codeQuads = reinterpret_cast<CodeQuad*>(codes + start);
       for (size_t q = lane; q < quads; q += kWarp) {
-        const Quad<Storage> in = srcQuads[q];
+        float values[4];
+        source.atQuad(firstQuad + q, srcQuads[q], values);
         CodeQuad out;
         for (int k = 0; k < 4; ++k) {
-          out.v[k] =
-              encodeOne(E::widen(in.v[k]), block, stochastic, key, firstIndex + start + 4 * q + k);
+          out.v[k] = encodeOne(values[k], block, stochastic, key, firstIndex + start + 4 * q + k);
         }
         codeQuads[q] = out;
+        source.keepQuad(firstQuad + q, values, out, block.scale);
       }
     }
     for (size_t i = quads * 4 + lane; i < len; i += kWarp) {
-      codes[start + i] =
-          encodeOne(E::widen(src[start + i]), block, stochastic, key, firstIndex + start + i);
+      const float value = source.at(start + i);
+      const int8_t code = encodeOne(value, block, stochastic, key, firstIndex + start + i);
+      codes[start + i] = code;
+      source.keep(start + i, value, code, block.scale);
     }
     if (lane == 0) memcpy(dst + b * sizeof(float), &block.scale, sizeof(float));
   }
@@ -215,12 +259,18 @@ __global__ void __launch_bounds__(kThreads)
 cudaError_t preloadInt8Kernels() {
   cudaFuncAttributes attributes{};
   for (const void* kernel :
-       {reinterpret_cast<const void*>(int8EncodeKernel<NativeElem<float>, true>),
-        reinterpret_cast<const void*>(int8EncodeKernel<NativeElem<float>, false>),
-        reinterpret_cast<const void*>(int8EncodeKernel<HalfElem, true>),
-        reinterpret_cast<const void*>(int8EncodeKernel<HalfElem, false>),
-        reinterpret_cast<const void*>(int8EncodeKernel<Bf16Elem, true>),
-        reinterpret_cast<const void*>(int8EncodeKernel<Bf16Elem, false>),
+       {reinterpret_cast<const void*>(int8EncodeKernel<NativeElem<float>, true, false>),
+        reinterpret_cast<const void*>(int8EncodeKernel<NativeElem<float>, false, false>),
+        reinterpret_cast<const void*>(int8EncodeKernel<HalfElem, true, false>),
+        reinterpret_cast<const void*>(int8EncodeKernel<HalfElem, false, false>),
+        reinterpret_cast<const void*>(int8EncodeKernel<Bf16Elem, true, false>),
+        reinterpret_cast<const void*>(int8EncodeKernel<Bf16Elem, false, false>),
+        reinterpret_cast<const void*>(int8EncodeKernel<NativeElem<float>, true, true>),
+        reinterpret_cast<const void*>(int8EncodeKernel<NativeElem<float>, false, true>),
+        reinterpret_cast<const void*>(int8EncodeKernel<HalfElem, true, true>),
+        reinterpret_cast<const void*>(int8EncodeKernel<HalfElem, false, true>),
+        reinterpret_cast<const void*>(int8EncodeKernel<Bf16Elem, true, true>),
+        reinterpret_cast<const void*>(int8EncodeKernel<Bf16Elem, false, true>),
         reinterpret_cast<const void*>(int8DecodeKernel<NativeElem<float>, true>),
         reinterpret_cast<const void*>(int8DecodeKernel<NativeElem<float>, false>),
         reinterpret_cast<const void*>(int8DecodeKernel<HalfElem, true>),
@@ -241,27 +291,52 @@ size_t int8EncodedBytes(size_t n, const CodecConfig& config) {
   return layoutFor(n, config).blocks * sizeof(float) + n;
 }
 
+namespace {
+
+/// Launches the encode kernel for `source` (quads when every pointer allows).
+template <typename E, bool kFeedback>
+cudaError_t launchEncode(EncodeSource<E, kFeedback> source, const Layout& layout, void* dst,
+                         const CodecConfig& config, uint64_t key, uint64_t firstIndex,
+                         cudaStream_t stream) {
+  auto* out = static_cast<unsigned char*>(dst);
+  const unsigned grid = gridFor(layout.blocks, kWarpsPerBlock);
+  const bool quads = quadAligned(layout.block, {{source.src, 4 * sizeof(typename E::Storage)},
+                                                {dst, 4},
+                                                {kFeedback ? source.residual : nullptr, 16}});
+  if (quads) {
+    int8EncodeKernel<E, true, kFeedback>
+        <<<grid, kThreads, 0, stream>>>(source, layout, out, config.stochastic, key, firstIndex);
+  } else {
+    int8EncodeKernel<E, false, kFeedback>
+        <<<grid, kThreads, 0, stream>>>(source, layout, out, config.stochastic, key, firstIndex);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace
+
 cudaError_t launchInt8Encode(const void* src, DataType type, size_t n, void* dst,
                              const CodecConfig& config, const EncodeContext& context,
                              cudaStream_t stream) {
+  return launchInt8EncodeWithFeedback(src, type, n, nullptr, dst, config, context, stream);
+}
+
+cudaError_t launchInt8EncodeWithFeedback(const void* src, DataType type, size_t n, float* residual,
+                                         void* dst, const CodecConfig& config,
+                                         const EncodeContext& context, cudaStream_t stream) {
   if (config.block == 0) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   const Layout layout = layoutFor(n, config);
   const uint64_t key = streamKey(config.seed, context.counter);
   return withFloatElement(type, [&](auto element) {
     using E = decltype(element);
-    using Storage = typename E::Storage;
-    const auto* in = static_cast<const Storage*>(src);
-    auto* out = static_cast<unsigned char*>(dst);
-    const unsigned grid = gridFor(layout.blocks, kWarpsPerBlock);
-    if (quadAligned(layout.block, {{src, 4 * sizeof(Storage)}, {dst, 4}})) {
-      int8EncodeKernel<E, true><<<grid, kThreads, 0, stream>>>(in, layout, out, config.stochastic,
-                                                               key, context.firstIndex);
-    } else {
-      int8EncodeKernel<E, false><<<grid, kThreads, 0, stream>>>(in, layout, out, config.stochastic,
-                                                                key, context.firstIndex);
+    const auto* in = static_cast<const typename E::Storage*>(src);
+    if (residual != nullptr) {
+      return launchEncode(EncodeSource<E, true>{in, residual}, layout, dst, config, key,
+                          context.firstIndex, stream);
     }
-    return cudaGetLastError();
+    return launchEncode(EncodeSource<E, false>{in, nullptr}, layout, dst, config, key,
+                        context.firstIndex, stream);
   });
 }
 

@@ -70,11 +70,12 @@ struct DeviceWalkState {
   /// Guards pending, failure and the status mirror against
   /// loomCommGetAsyncError's thread.
   std::mutex statusMutex;
-  uint64_t walks = 0;                  ///< walks enqueued, for messages
-  bool announcedPointToPoint = false;  ///< the log said send/recv groups walk
-  bool announcedFusion = false;        ///< the log said a group's calls share a launch
-  bool announcedMixedGroup = false;    ///< the log said collectives and send/recv walked together
-  bool announcedCompression = false;   ///< the log said compressed calls run on the device
+  uint64_t walks = 0;                    ///< walks enqueued, for messages
+  bool announcedPointToPoint = false;    ///< the log said send/recv groups walk
+  bool announcedFusion = false;          ///< the log said a group's calls share a launch
+  bool announcedMixedGroup = false;      ///< the log said collectives and send/recv walked together
+  bool announcedCompression = false;     ///< the log said compressed calls run on the device
+  bool announcedDeviceFeedback = false;  ///< ... and that error feedback does too
 
   DeviceWalkState() = default;
   DeviceWalkState(const DeviceWalkState&) = delete;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "comm/compressed_common.h"
+#include "comm/device_feedback.h"
 #include "comm/device_walk_parts.h"
 #include "comm/exchange_values.h"
 #include "core/log.h"
@@ -59,6 +60,14 @@ class DeviceInt8 {
                         context.counter, stream_),
           "int8 encode");
   }
+  /// encode of src + residual, updating the residual (ErrorFeedback's steps).
+  void encodeWithFeedback(const void* src, DataType type, size_t n, float* residual, void* dst,
+                          const EncodeContext& context) const {
+    check(k_.int8EncodeFeedback(src, static_cast<int>(type), n, residual, dst, config_.block,
+                                config_.stochastic ? 1 : 0, config_.seed, context.firstIndex,
+                                context.counter, stream_),
+          "int8 encode with error feedback");
+  }
   void decode(const void* src, size_t n, DataType type, void* out) const {
     check(k_.int8Decode(src, n, config_.block, static_cast<int>(type), out, stream_),
           "int8 decode");
@@ -100,9 +109,27 @@ float* reduceScatterOnDevice(Comm& comm, DeviceWalkState& state, const DeviceInt
   char* incoming = state.codecScratch + s.incoming;
   auto* sum = reinterpret_cast<float*>(state.codecScratch + s.sum);
   const size_t es = dataTypeSize(op.type);
+  // With error feedback the kernels compensate with the residual and update
+  // it as they encode (the host's compensate, encode, update).
+  float* residual =
+      op.feedback != nullptr ? deviceResidual(*op.feedback, state.device, stream) : nullptr;
   for (int j = 0; j < comm.nranks; ++j) {
-    codec.encode(static_cast<const char*>(op.send) + l.offset(j) * es, op.type, l.size(j),
-                 outgoing + static_cast<size_t>(j) * l.blockBytes, {l.offset(j), counter});
+    const char* chunk = static_cast<const char*>(op.send) + l.offset(j) * es;
+    char* encoded = outgoing + static_cast<size_t>(j) * l.blockBytes;
+    if (residual != nullptr) {
+      codec.encodeWithFeedback(chunk, op.type, l.size(j), residual + l.offset(j), encoded,
+                               {l.offset(j), counter});
+    } else {
+      codec.encode(chunk, op.type, l.size(j), encoded, {l.offset(j), counter});
+    }
+  }
+  if (residual != nullptr) {
+    deviceResidualWritten(*op.feedback, stream);
+    if (!state.announcedDeviceFeedback) {
+      state.announcedDeviceFeedback = true;
+      LOOM_INFO("rank {}: error feedback on the device (the residual kept in device memory)",
+                comm.rank);
+    }
   }
   walkBytes(comm, state, Collective::AllToAll, outgoing, incoming, l.blockBytes, stream);
   const size_t n = l.size(comm.rank);
@@ -120,7 +147,7 @@ float* reduceScatterOnDevice(Comm& comm, DeviceWalkState& state, const DeviceInt
 }  // namespace
 
 bool walksCompressed(const Comm& comm, const Operation& op) {
-  if (op.codec.kind != CodecKind::Int8 || op.feedback != nullptr) return false;
+  if (op.codec.kind != CodecKind::Int8) return false;
   return op.collective == Collective::AllGather ||
          chooseCompressedAlgorithm(comm, op) == CompressedAlgorithm::TwoShot;
 }

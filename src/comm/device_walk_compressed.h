@@ -14,9 +14,10 @@
 
 namespace loom {
 
-/// Whether the kernel path runs compressed `op` itself: int8 two-shot without
-/// error feedback (its residual lives in host memory). Top-k, the ring and
-/// error feedback take the staged path. The same answer on every rank.
+/// Whether the kernel path runs compressed `op` itself: int8 two-shot, with
+/// or without error feedback (the residual then also lives in device memory,
+/// device_feedback.h). Top-k and the ring take the staged path. The same
+/// answer on every rank.
 bool walksCompressed(const Comm& comm, const Operation& op);
 
 /// Device scratch `op` needs (0 for an uncompressed call).

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LOOM_CUDA_KERNELS_ABI_VERSION 6
+#define LOOM_CUDA_KERNELS_ABI_VERSION 7
 #define LOOM_CUDA_KERNELS_ENTRY "loomCudaKernels"
 
 typedef struct {
@@ -51,6 +51,13 @@ typedef struct {
    * decode-accumulated once per source, bit for bit, in one pass. */
   int (*int8DecodeSum)(const void* src, size_t stride, int sources, size_t n, uint32_t block,
                        float* sum, void* stream);
+  /* int8Encode of src[i] + residual[i] (fp32), then residual[i] = that
+   * value minus its decoded code, 0 where not finite: ErrorFeedback's
+   * compensate, encode and update (compression/error_feedback.h) in one pass,
+   * bit for bit. residual is device memory of n floats. */
+  int (*int8EncodeFeedback)(const void* src, int type, size_t n, float* residual, void* dst,
+                            uint32_t block, int stochastic, uint64_t seed, uint64_t firstIndex,
+                            uint64_t counter, void* stream);
 } LoomCudaKernels;
 
 /* The plugin's one exported function. */

@@ -13,6 +13,7 @@
 
 #include "collectives/walker/plan_walker.h"
 #include "compression/codec_config.h"
+#include "compression/error_feedback.h"
 #include "compression/int8_codec.h"
 #include "core/error.h"
 #include "device/cuda_kernels_abi.h"
@@ -110,6 +111,25 @@ int int8Encode(const void* src, int type, size_t n, void* dst, uint32_t block, i
   return 0;
 }
 
+int int8EncodeFeedback(const void* src, int type, size_t n, float* residual, void* dst,
+                       uint32_t block, int stochastic, uint64_t seed, uint64_t firstIndex,
+                       uint64_t counter, void* stream) {
+  auto codec = int8Codec(block, stochastic, seed);
+  if (!codecType(type) || codec == nullptr) return 1;
+  emu::streamOf(stream).enqueue([=] {
+    // The host's steps (compressed_common.cc): compensate in fp32, encode,
+    // decode, keep what was lost.
+    std::vector<float> compensated(n);
+    std::vector<float> decoded(n);
+    loom::feedback::compensate(src, static_cast<DataType>(type), residual, compensated);
+    const size_t bytes = codec->encodedBytes(n);
+    codec->encode(compensated.data(), DataType::Float32, n, dst, bytes, {firstIndex, counter});
+    codec->decode(dst, bytes, n, DataType::Float32, decoded.data());
+    loom::feedback::update(compensated, decoded, residual);
+  });
+  return 0;
+}
+
 int int8Decode(const void* src, size_t n, uint32_t block, int type, void* out, void* stream) {
   auto codec = int8Codec(block, 0, 0);
   if (!codecType(type) || codec == nullptr) return 1;
@@ -158,7 +178,8 @@ constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
                                     &int8Decode,
                                     &int8DecodeAccumulate,
                                     &walkResidentBlocks,
-                                    &int8DecodeSum};
+                                    &int8DecodeSum,
+                                    &int8EncodeFeedback};
 
 }  // namespace
 
