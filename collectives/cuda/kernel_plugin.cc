@@ -4,7 +4,9 @@
 // with libloom's.
 #include "collectives/cuda/device_reduce.h"
 #include "collectives/cuda/device_walk.h"
+#include "compression/cuda/device_fp32.h"
 #include "compression/cuda/device_int8.h"
+#include "compression/cuda/device_topk.h"
 #include "device/cuda_kernels_abi.h"
 
 namespace {
@@ -30,6 +32,8 @@ int prepareWalk() {
   cudaError_t status = loom::cuda::preloadWalkKernels();
   if (status == cudaSuccess) status = loom::cuda::preloadInt8Kernels();
   if (status == cudaSuccess) status = loom::cuda::preloadAvgFinalizeKernels();
+  if (status == cudaSuccess) status = loom::cuda::preloadFp32Kernels();
+  if (status == cudaSuccess) status = loom::cuda::preloadTopkKernels();
   return status;
 }
 
@@ -47,6 +51,45 @@ int int8EncodeFeedback(const void* src, int type, size_t n, float* residual, voi
       src, static_cast<loom::DataType>(type), n, residual, dst,
       loom::int8CodecConfig(block, stochastic != 0, seed), {firstIndex, counter},
       static_cast<cudaStream_t>(stream));
+}
+
+int topkEncode(const void* src, int type, size_t n, void* dst, double ratio, void* work,
+               void* stream) {
+  loom::CodecConfig config;
+  config.kind = loom::CodecKind::Topk;
+  config.ratio = ratio;
+  return loom::cuda::launchTopkEncode(src, static_cast<loom::DataType>(type), n, dst, config, work,
+                                      static_cast<cudaStream_t>(stream));
+}
+
+size_t topkEncodeWorkBytes(size_t n) { return loom::cuda::topkEncodeScratchBytes(n); }
+
+int topkDecodeAccumulate(const void* src, size_t srcBytes, size_t n, float* acc, int* status,
+                         void* stream) {
+  return loom::cuda::launchTopkDecodeAccumulate(src, srcBytes, n, acc, status,
+                                                static_cast<cudaStream_t>(stream));
+}
+
+int topkDecode(const void* src, size_t srcBytes, size_t n, int type, void* out, int* status,
+               void* stream) {
+  return loom::cuda::launchTopkDecode(src, srcBytes, n, static_cast<loom::DataType>(type), out,
+                                      status, static_cast<cudaStream_t>(stream));
+}
+
+int compensate(const void* src, int type, size_t n, float* residual, float* out, void* stream) {
+  return loom::cuda::launchCompensate(src, static_cast<loom::DataType>(type), n, residual, out,
+                                      static_cast<cudaStream_t>(stream));
+}
+
+int topkForgetKept(const void* encoding, size_t encodedBytes, size_t n, float* residual,
+                   void* stream) {
+  return loom::cuda::launchTopkForgetKept(encoding, encodedBytes, n, residual,
+                                          static_cast<cudaStream_t>(stream));
+}
+
+int narrowFloats(const float* src, size_t n, int type, void* out, void* stream) {
+  return loom::cuda::launchNarrow(src, n, static_cast<loom::DataType>(type), out,
+                                  static_cast<cudaStream_t>(stream));
 }
 
 int int8Decode(const void* src, size_t n, uint32_t block, int type, void* out, void* stream) {
@@ -79,7 +122,14 @@ constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
                                     &int8DecodeAccumulate,
                                     &walkResidentBlocks,
                                     &int8DecodeSum,
-                                    &int8EncodeFeedback};
+                                    &int8EncodeFeedback,
+                                    &topkEncode,
+                                    &topkEncodeWorkBytes,
+                                    &topkDecodeAccumulate,
+                                    &topkDecode,
+                                    &compensate,
+                                    &topkForgetKept,
+                                    &narrowFloats};
 
 }  // namespace
 

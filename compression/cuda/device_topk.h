@@ -49,4 +49,8 @@ cudaError_t launchTopkDecodeAccumulate(const void* src, size_t srcBytes, size_t 
 cudaError_t launchTopkDecode(const void* src, size_t srcBytes, size_t n, DataType type, void* out,
                              int* status, cudaStream_t stream);
 
+/// Loads the top-k kernels on the current device (see preloadWalkKernels) by
+/// running each path once on a few elements, waiting for them.
+cudaError_t preloadTopkKernels();
+
 }  // namespace loom::cuda

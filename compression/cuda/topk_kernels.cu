@@ -329,4 +329,45 @@ cudaError_t launchTopkDecode(const void* src, size_t srcBytes, size_t n, DataTyp
   });
 }
 
+cudaError_t preloadTopkKernels() {
+  // CUB picks its scan kernels at the call, so the surest load is one small
+  // run of every path (each element type's encode, a decode-accumulate and a
+  // decode), on a stream of its own, waited for here.
+  constexpr size_t kN = 64;
+  CodecConfig config;
+  config.kind = CodecKind::Topk;
+  config.ratio = 0.25;
+  const size_t encoded = topkEncodedBytes(kN, config);
+  const size_t scratchBytes = topkEncodeScratchBytes(kN);
+  if (scratchBytes == 0) return cudaErrorInvalidValue;
+  const size_t srcAt = alignUp(scratchBytes);
+  const size_t dstAt = srcAt + alignUp(kN * sizeof(float));
+  const size_t statusAt = dstAt + alignUp(encoded);
+  void* memory = nullptr;
+  cudaError_t status = cudaMalloc(&memory, statusAt + kAlign);
+  if (status != cudaSuccess) return status;
+  auto* base = static_cast<unsigned char*>(memory);
+  cudaStream_t stream = nullptr;
+  status = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (status == cudaSuccess) status = cudaMemsetAsync(base + srcAt, 0, kN * sizeof(float), stream);
+  for (DataType type : {DataType::Float32, DataType::Float16, DataType::Bfloat16}) {
+    if (status == cudaSuccess) {
+      status = launchTopkEncode(base + srcAt, type, kN, base + dstAt, config, base, stream);
+    }
+    if (status == cudaSuccess) {
+      status = launchTopkDecode(base + dstAt, encoded, kN, type, base + srcAt,
+                                reinterpret_cast<int*>(base + statusAt), stream);
+    }
+  }
+  if (status == cudaSuccess) {
+    status = launchTopkDecodeAccumulate(base + dstAt, encoded, kN,
+                                        reinterpret_cast<float*>(base + srcAt),
+                                        reinterpret_cast<int*>(base + statusAt), stream);
+  }
+  if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+  if (stream != nullptr) cudaStreamDestroy(stream);
+  cudaFree(memory);
+  return status;
+}
+
 }  // namespace loom::cuda

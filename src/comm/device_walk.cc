@@ -150,6 +150,9 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const RankDevices& wher
   rt.check(rt.mallocHost(reinterpret_cast<void**>(&state->abortWord), sizeof(uint32_t)),
            "cudaMallocHost");
   *state->abortWord = 0;
+  rt.check(rt.mallocHost(reinterpret_cast<void**>(&state->codecStatusMirror),
+                         2 * static_cast<size_t>(comm.nranks) * sizeof(int)),
+           "cudaMallocHost");
   rt.check(rt.mallocHost(reinterpret_cast<void**>(&state->statusMirror),
                          sizeof(walk::WalkStatus) * state->geometry.channels),
            "cudaMallocHost");
@@ -343,6 +346,7 @@ std::string finishedWalkFailure(DeviceWalkState& state) {
       state.failure = fmt::format("device collective {} failed: {}", state.walks, failure);
     }
   }
+  if (state.failure.empty()) state.failure = compressedCallFailure(state);
   return state.failure;
 }
 
@@ -459,6 +463,7 @@ DeviceWalkState::~DeviceWalkState() {
     if (box != nullptr) rt.freeHost(box);
   }
   if (statusMirror != nullptr) rt.freeHost(statusMirror);
+  if (codecStatusMirror != nullptr) rt.freeHost(codecStatusMirror);
   if (abortWord != nullptr) rt.freeHost(abortWord);
 }
 

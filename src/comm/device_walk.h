@@ -64,17 +64,21 @@ struct DeviceWalkState {
   size_t codecScratchBytes = 0;
   void* codecDone = nullptr;
   bool codecUsed = false;
+  /// Pinned host copy of the last compressed call's decode statuses (2 per
+  /// rank), and how many it used and were not read yet.
+  int* codecStatusMirror = nullptr;
+  size_t codecStatusCount = 0;
   void* done = nullptr;  ///< event recorded after the last walk
   bool pending = false;  ///< a walk whose statuses were not read yet
   std::string failure;   ///< what the first failed walk said; the FIFOs are unusable after it
   /// Guards pending, failure and the status mirror against
   /// loomCommGetAsyncError's thread.
   std::mutex statusMutex;
-  uint64_t walks = 0;                    ///< walks enqueued, for messages
-  bool announcedPointToPoint = false;    ///< the log said send/recv groups walk
-  bool announcedFusion = false;          ///< the log said a group's calls share a launch
-  bool announcedMixedGroup = false;      ///< the log said collectives and send/recv walked together
-  bool announcedCompression = false;     ///< the log said compressed calls run on the device
+  uint64_t walks = 0;                  ///< walks enqueued, for messages
+  bool announcedPointToPoint = false;  ///< the log said send/recv groups walk
+  bool announcedFusion = false;        ///< the log said a group's calls share a launch
+  bool announcedMixedGroup = false;    ///< the log said collectives and send/recv walked together
+  uint32_t announcedCodecs = 0;        ///< bit (1 << CodecKind): the log said that codec runs here
   bool announcedDeviceFeedback = false;  ///< ... and that error feedback does too
 
   DeviceWalkState() = default;

@@ -3,8 +3,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
 
 #include "comm/compressed_common.h"
+#include "comm/device_codec.h"
 #include "comm/device_feedback.h"
 #include "comm/device_walk_parts.h"
 #include "comm/exchange_values.h"
@@ -17,73 +22,80 @@ namespace {
 
 /// Where a call's pieces sit in the codec scratch: every rank's encoded
 /// block going out, the blocks coming in (reused for the all-gather once
-/// summed), and this rank's fp32 sum.
+/// summed), this rank's fp32 sum, the codec's own work (top-k's selection,
+/// the compensated input with error feedback) and the decodes' statuses.
 struct ScratchLayout {
+  CompressedAlgorithm algorithm = CompressedAlgorithm::TwoShot;
   compressed::Layout chunks;
   size_t outgoing = 0;
   size_t incoming = 0;
   size_t sum = 0;
+  size_t work = 0;
+  size_t statuses = 0;
+  size_t statusSlots = 0;
   size_t bytes = 0;
 };
 
 size_t roundUp(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
 
 /// The host path's layout (compressed_collectives.cc): all-reduce cuts the
-/// tensor into near-equal chunks; reduce-scatter and all-gather use the C
-/// API's blocks of `count`.
+/// tensor into near-equal chunks (or, by sparse all-gather, keeps it whole);
+/// reduce-scatter and all-gather use the C API's blocks of `count`.
 ScratchLayout scratchFor(const Comm& comm, const Codec& codec, const Operation& op) {
   const auto n = static_cast<size_t>(comm.nranks);
   ScratchLayout s;
-  if (op.collective == Collective::AllReduce) {
+  s.algorithm = op.collective == Collective::AllGather ? CompressedAlgorithm::TwoShot
+                                                       : chooseCompressedAlgorithm(comm, op);
+  if (s.algorithm == CompressedAlgorithm::SparseAllGather) {
+    s.chunks = {1, codec.encodedBytes(op.count), op.count};
+  } else if (op.collective == Collective::AllReduce) {
     s.chunks = compressed::layoutFor(codec, op.count, comm.nranks);
   } else {
     s.chunks = {n, codec.encodedBytes(op.count), op.count * n};
   }
-  const size_t blocks = roundUp(s.chunks.blockBytes * n, 16);
+  // The largest tensor piece one encode or sum covers.
+  const size_t piece = s.chunks.size(0);
+  const size_t blocks = roundUp(s.chunks.blockBytes * n, 256);
   s.outgoing = 0;
   s.incoming = blocks;
   s.sum = 2 * blocks;
-  s.bytes = s.sum + roundUp(s.chunks.size(0) * sizeof(float), 16);
+  s.work = roundUp(s.sum + piece * sizeof(float), 256);
+  s.statuses = s.work + deviceCodecWorkBytes(op.codec, piece, op.feedback != nullptr);
+  s.statusSlots = 2 * n;
+  s.bytes = s.statuses + s.statusSlots * sizeof(int);
   return s;
 }
 
-/// The device kernels of the int8 codec `config`, checked.
-class DeviceInt8 {
- public:
-  DeviceInt8(const CodecConfig& config, void* stream)
-      : config_(config), stream_(stream), k_(*device::cudaKernels().table) {}
+/// Encodes this rank's piece [first, first + count) of op.send into dst,
+/// through its error feedback when it has one.
+void encodeContribution(DeviceCodec& codec, const Operation& op, float* residual, size_t first,
+                        size_t count, char* dst, uint64_t counter) {
+  const char* src = static_cast<const char*>(op.send) + first * dataTypeSize(op.type);
+  if (residual != nullptr) {
+    codec.encodeWithFeedback(src, op.type, count, residual + first, dst, {first, counter});
+  } else {
+    codec.encode(src, op.type, count, dst, {first, counter});
+  }
+}
 
-  void encode(const void* src, DataType type, size_t n, void* dst,
-              const EncodeContext& context) const {
-    check(k_.int8Encode(src, static_cast<int>(type), n, dst, config_.block,
-                        config_.stochastic ? 1 : 0, config_.seed, context.firstIndex,
-                        context.counter, stream_),
-          "int8 encode");
+/// The device copy of op's residual (nullptr without error feedback); once
+/// per state, the log says error feedback runs on the device.
+float* residualFor(Comm& comm, DeviceWalkState& state, const Operation& op, void* stream) {
+  if (op.feedback == nullptr) return nullptr;
+  if (!state.announcedDeviceFeedback) {
+    state.announcedDeviceFeedback = true;
+    LOOM_INFO("rank {}: error feedback on the device (the residual kept in device memory)",
+              comm.rank);
   }
-  /// encode of src + residual, updating the residual (ErrorFeedback's steps).
-  void encodeWithFeedback(const void* src, DataType type, size_t n, float* residual, void* dst,
-                          const EncodeContext& context) const {
-    check(k_.int8EncodeFeedback(src, static_cast<int>(type), n, residual, dst, config_.block,
-                                config_.stochastic ? 1 : 0, config_.seed, context.firstIndex,
-                                context.counter, stream_),
-          "int8 encode with error feedback");
-  }
-  void decode(const void* src, size_t n, DataType type, void* out) const {
-    check(k_.int8Decode(src, n, config_.block, static_cast<int>(type), out, stream_),
-          "int8 decode");
-  }
-  /// sum = the `sources` encodings at src + r * stride, added in order r.
-  void decodeSum(const void* src, size_t stride, int sources, size_t n, float* sum) const {
-    check(k_.int8DecodeSum(src, stride, sources, n, config_.block, sum, stream_),
-          "int8 decode-sum");
-  }
+  return deviceResidual(*op.feedback, state.device, stream);
+}
 
- private:
-  static void check(int status, const char* what) { device::deviceRuntime().check(status, what); }
-  CodecConfig config_;
-  void* stream_;
-  const LoomCudaKernels& k_;
-};
+void finishAverage(const Operation& op, int nranks, float* sum, size_t n, void* stream) {
+  if (op.op != ReduceOp::Avg || n == 0) return;
+  device::deviceRuntime().check(device::cudaKernels().table->avgFinalize(
+                                    sum, n, static_cast<int>(DataType::Float32), nranks, stream),
+                                "avg finalize");
+}
 
 /// Walks a byte collective (all-to-all, or all-gather in place) over the scratch.
 void walkBytes(Comm& comm, DeviceWalkState& state, Collective collective, const char* send,
@@ -101,55 +113,57 @@ void walkBytes(Comm& comm, DeviceWalkState& state, Collective collective, const 
 }
 
 /// compressed::twoShotReduceScatter on the device: returns this rank's sum.
-float* reduceScatterOnDevice(Comm& comm, DeviceWalkState& state, const DeviceInt8& codec,
+float* reduceScatterOnDevice(Comm& comm, DeviceWalkState& state, DeviceCodec& codec,
                              const Operation& op, const ScratchLayout& s, uint64_t counter,
                              void* stream) {
   const compressed::Layout& l = s.chunks;
   char* outgoing = state.codecScratch + s.outgoing;
   char* incoming = state.codecScratch + s.incoming;
   auto* sum = reinterpret_cast<float*>(state.codecScratch + s.sum);
-  const size_t es = dataTypeSize(op.type);
-  // With error feedback the kernels compensate with the residual and update
-  // it as they encode (the host's compensate, encode, update).
-  float* residual =
-      op.feedback != nullptr ? deviceResidual(*op.feedback, state.device, stream) : nullptr;
+  float* residual = residualFor(comm, state, op, stream);
   for (int j = 0; j < comm.nranks; ++j) {
-    const char* chunk = static_cast<const char*>(op.send) + l.offset(j) * es;
-    char* encoded = outgoing + static_cast<size_t>(j) * l.blockBytes;
-    if (residual != nullptr) {
-      codec.encodeWithFeedback(chunk, op.type, l.size(j), residual + l.offset(j), encoded,
-                               {l.offset(j), counter});
-    } else {
-      codec.encode(chunk, op.type, l.size(j), encoded, {l.offset(j), counter});
-    }
+    encodeContribution(codec, op, residual, l.offset(j), l.size(j),
+                       outgoing + static_cast<size_t>(j) * l.blockBytes, counter);
   }
-  if (residual != nullptr) {
-    deviceResidualWritten(*op.feedback, stream);
-    if (!state.announcedDeviceFeedback) {
-      state.announcedDeviceFeedback = true;
-      LOOM_INFO("rank {}: error feedback on the device (the residual kept in device memory)",
-                comm.rank);
-    }
-  }
+  if (residual != nullptr) deviceResidualWritten(*op.feedback, stream);
   walkBytes(comm, state, Collective::AllToAll, outgoing, incoming, l.blockBytes, stream);
   const size_t n = l.size(comm.rank);
-  // Rank order 0..n-1 per element, the host's order of sums, in one pass.
-  codec.decodeSum(incoming, l.blockBytes, comm.nranks, n, sum);
-  if (op.op == ReduceOp::Avg && n > 0) {
-    device::deviceRuntime().check(
-        device::cudaKernels().table->avgFinalize(sum, n, static_cast<int>(DataType::Float32),
-                                                 comm.nranks, stream),
-        "avg finalize");
-  }
+  // Rank order 0..n-1 per element, the host's order of sums.
+  codec.sum(incoming, l.blockBytes, comm.nranks, n, sum);
+  finishAverage(op, comm.nranks, sum, n, stream);
   return sum;
+}
+
+/// compressed::sparseAllGatherAllReduce on the device: every rank's
+/// selection of its whole contribution, all-gathered, summed in rank order
+/// and stored in the output's type.
+void sparseAllGatherOnDevice(Comm& comm, DeviceWalkState& state, DeviceCodec& codec,
+                             const Operation& op, const ScratchLayout& s, uint64_t counter,
+                             void* stream) {
+  const size_t blockBytes = s.chunks.blockBytes;
+  char* gathered = state.codecScratch + s.incoming;
+  char* mine = gathered + static_cast<size_t>(comm.rank) * blockBytes;
+  auto* sum = reinterpret_cast<float*>(state.codecScratch + s.sum);
+  float* residual = residualFor(comm, state, op, stream);
+  encodeContribution(codec, op, residual, 0, op.count, mine, counter);
+  if (residual != nullptr) deviceResidualWritten(*op.feedback, stream);
+  walkBytes(comm, state, Collective::AllGather, mine, gathered, blockBytes, stream);
+  codec.sum(gathered, blockBytes, comm.nranks, op.count, sum);
+  finishAverage(op, comm.nranks, sum, op.count, stream);
+  device::deviceRuntime().check(device::cudaKernels().table->narrowFloats(
+                                    sum, op.count, static_cast<int>(op.type), op.recv, stream),
+                                "narrow the sum to the output type");
 }
 
 }  // namespace
 
 bool walksCompressed(const Comm& comm, const Operation& op) {
-  if (op.codec.kind != CodecKind::Int8) return false;
-  return op.collective == Collective::AllGather ||
-         chooseCompressedAlgorithm(comm, op) == CompressedAlgorithm::TwoShot;
+  if (op.codec.kind != CodecKind::Int8 && op.codec.kind != CodecKind::Topk) return false;
+  if (op.collective == Collective::AllGather) return true;
+  const CompressedAlgorithm algorithm = chooseCompressedAlgorithm(comm, op);
+  return algorithm == CompressedAlgorithm::TwoShot ||
+         (algorithm == CompressedAlgorithm::SparseAllGather &&
+          op.collective == Collective::AllReduce);
 }
 
 size_t compressedScratchBytes(const Comm& comm, const Operation& op) {
@@ -201,41 +215,48 @@ void walkCompressed(Comm& comm, DeviceWalkState& state, const Operation& op, voi
   // The previous compressed call may still be reading the scratch on another stream.
   if (state.codecUsed)
     rt.check(rt.streamWaitEvent(stream, state.codecDone, 0), "cudaStreamWaitEvent");
-  const DeviceInt8 codec(op.codec, stream);
+  DeviceCodecWork work;
+  work.work = state.codecScratch + s.work;
+  work.statuses = reinterpret_cast<int*>(state.codecScratch + s.statuses);
+  work.statusSlots = s.statusSlots;
+  const std::unique_ptr<DeviceCodec> codec = makeDeviceCodec(op.codec, work, stream);
   const compressed::Layout& l = s.chunks;
   const size_t es = dataTypeSize(op.type);
   char* gathered = state.codecScratch + s.incoming;
   auto* out = static_cast<char*>(op.recv);
-  const uint64_t last =
-      compressed::finalCounter(CompressedAlgorithm::TwoShot, comm.nranks, counter);
+  const uint64_t last = compressed::finalCounter(s.algorithm, comm.nranks, counter);
   switch (op.collective) {
     case Collective::AllReduce: {
-      const float* sum = reduceScatterOnDevice(comm, state, codec, op, s, counter, stream);
+      if (s.algorithm == CompressedAlgorithm::SparseAllGather) {
+        sparseAllGatherOnDevice(comm, state, *codec, op, s, counter, stream);
+        break;
+      }
+      const float* sum = reduceScatterOnDevice(comm, state, *codec, op, s, counter, stream);
       char* mine = gathered + static_cast<size_t>(comm.rank) * l.blockBytes;
-      codec.encode(sum, DataType::Float32, l.size(comm.rank), mine, {l.offset(comm.rank), last});
+      codec->encode(sum, DataType::Float32, l.size(comm.rank), mine, {l.offset(comm.rank), last});
       walkBytes(comm, state, Collective::AllGather, mine, gathered, l.blockBytes, stream);
       for (int j = 0; j < comm.nranks; ++j) {
-        codec.decode(gathered + static_cast<size_t>(j) * l.blockBytes, l.size(j), op.type,
-                     out + l.offset(j) * es);
+        codec->decode(gathered + static_cast<size_t>(j) * l.blockBytes, l.size(j), op.type,
+                      out + l.offset(j) * es);
       }
       break;
     }
     case Collective::ReduceScatter: {
-      const float* sum = reduceScatterOnDevice(comm, state, codec, op, s, counter, stream);
+      const float* sum = reduceScatterOnDevice(comm, state, *codec, op, s, counter, stream);
       // Rounded through the codec once, as all-reduce would hand it out.
       char* encoded = state.codecScratch + s.outgoing;
-      codec.encode(sum, DataType::Float32, op.count, encoded, {l.offset(comm.rank), last});
-      codec.decode(encoded, op.count, op.type, out);
+      codec->encode(sum, DataType::Float32, op.count, encoded, {l.offset(comm.rank), last});
+      codec->decode(encoded, op.count, op.type, out);
       break;
     }
     case Collective::AllGather: {
       char* mine = gathered + static_cast<size_t>(comm.rank) * l.blockBytes;
-      codec.encode(op.send, op.type, op.count, mine,
-                   {static_cast<uint64_t>(comm.rank) * op.count, counter});
+      codec->encode(op.send, op.type, op.count, mine,
+                    {static_cast<uint64_t>(comm.rank) * op.count, counter});
       walkBytes(comm, state, Collective::AllGather, mine, gathered, l.blockBytes, stream);
       for (int j = 0; j < comm.nranks; ++j) {
-        codec.decode(gathered + static_cast<size_t>(j) * l.blockBytes, op.count, op.type,
-                     out + static_cast<size_t>(j) * op.count * es);
+        codec->decode(gathered + static_cast<size_t>(j) * l.blockBytes, op.count, op.type,
+                      out + static_cast<size_t>(j) * op.count * es);
       }
       break;
     }
@@ -243,15 +264,45 @@ void walkCompressed(Comm& comm, DeviceWalkState& state, const Operation& op, voi
       raise(ErrorCode::InternalError, "no compressed form of {} on the device",
             toString(op.collective));
   }
-  rt.check(rt.eventRecord(state.codecDone, stream), "cudaEventRecord");
-  state.codecUsed = true;
-  if (!state.announcedCompression) {
-    state.announcedCompression = true;
-    LOOM_INFO(
-        "rank {}: compressed collectives run on the device (int8 two-shot: codec kernels "
-        "and byte walks; first: {} of {} elements)",
-        comm.rank, toString(op.collective), op.count);
+  // The decodes' verdicts on what peers sent, read once this call is done
+  // (compressedCallFailure, maybe on loomCommGetAsyncError's thread).
+  const size_t statuses = codec->statusesUsed();
+  if (statuses > 0) {
+    rt.check(rt.memcpyAsync(state.codecStatusMirror, work.statuses, statuses * sizeof(int),
+                            device::CopyKind::DeviceToHost, stream),
+             "cudaMemcpyAsync of the decode statuses");
   }
+  rt.check(rt.eventRecord(state.codecDone, stream), "cudaEventRecord");
+  {
+    const std::lock_guard<std::mutex> lock(state.statusMutex);
+    state.codecUsed = true;
+    state.codecStatusCount = statuses;
+  }
+  const auto kindBit = static_cast<uint32_t>(1U << static_cast<unsigned>(op.codec.kind));
+  if ((state.announcedCodecs & kindBit) == 0) {
+    state.announcedCodecs |= kindBit;
+    LOOM_INFO(
+        "rank {}: compressed collectives run on the device ({} {}: codec kernels and byte "
+        "walks; first: {} of {} elements)",
+        comm.rank, codecKindName(op.codec.kind), compressedAlgorithmName(s.algorithm),
+        toString(op.collective), op.count);
+  }
+}
+
+std::string compressedCallFailure(DeviceWalkState& state) {
+  // Called with state.statusMutex held (finishedWalkFailure).
+  if (!state.codecUsed || state.codecStatusCount == 0 ||
+      device::deviceRuntime().eventQuery(state.codecDone) != 0) {
+    return {};
+  }
+  const size_t count = std::exchange(state.codecStatusCount, 0);
+  for (size_t i = 0; i < count; ++i) {
+    if (state.codecStatusMirror[i] != 0) {
+      return "a compressed collective received a malformed top-k encoding (its decode wrote "
+             "nothing)";
+    }
+  }
+  return {};
 }
 
 }  // namespace loom

@@ -8,16 +8,18 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "comm/device_walk.h"
 #include "comm/operation.h"
 
 namespace loom {
 
-/// Whether the kernel path runs compressed `op` itself: int8 two-shot, with
-/// or without error feedback (the residual then also lives in device memory,
-/// device_feedback.h). Top-k and the ring take the staged path. The same
-/// answer on every rank.
+/// Whether the kernel path runs compressed `op` itself: int8 and top-k by
+/// two-shot or (top-k all-reduce on few ranks) sparse all-gather, and
+/// all-gather, with or without error feedback (the residual then also lives
+/// in device memory, device_feedback.h). The compressed ring takes the
+/// staged path. The same answer on every rank.
 bool walksCompressed(const Comm& comm, const Operation& op);
 
 /// Device scratch `op` needs (0 for an uncompressed call).
@@ -31,5 +33,9 @@ void growCodecScratch(Comm& comm, DeviceWalkState& state, size_t bytes);
 
 /// Enqueues compressed `op` on `stream`: kernels and walks, nothing waited for.
 void walkCompressed(Comm& comm, DeviceWalkState& state, const Operation& op, void* stream);
+
+/// What the last compressed call's decodes found wrong with what peers sent,
+/// once that call has finished (empty otherwise, and after it was said).
+std::string compressedCallFailure(DeviceWalkState& state);
 
 }  // namespace loom

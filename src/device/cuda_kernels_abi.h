@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LOOM_CUDA_KERNELS_ABI_VERSION 7
+#define LOOM_CUDA_KERNELS_ABI_VERSION 8
 #define LOOM_CUDA_KERNELS_ENTRY "loomCudaKernels"
 
 typedef struct {
@@ -58,6 +58,28 @@ typedef struct {
   int (*int8EncodeFeedback)(const void* src, int type, size_t n, float* residual, void* dst,
                             uint32_t block, int stochastic, uint64_t seed, uint64_t firstIndex,
                             uint64_t counter, void* stream);
+  /* The top-k codec (compression/topk_codec.h) on device memory, the host
+   * codec's bytes and floats exactly. Encode keeps ceil(ratio * n) entries of
+   * src (fp32/fp16/bf16), with `work` (256-byte aligned) holding
+   * topkEncodeWorkBytes(n) for this call until it completes. The decoders
+   * check the encoding (srcBytes long) first: on a malformed one they write
+   * nothing and set *status (device-visible memory) to 1, else to 0. */
+  int (*topkEncode)(const void* src, int type, size_t n, void* dst, double ratio, void* work,
+                    void* stream);
+  size_t (*topkEncodeWorkBytes)(size_t n);
+  int (*topkDecodeAccumulate)(const void* src, size_t srcBytes, size_t n, float* acc, int* status,
+                              void* stream);
+  int (*topkDecode)(const void* src, size_t srcBytes, size_t n, int type, void* out, int* status,
+                    void* stream);
+  /* Error feedback for codecs without a fused encode: out[i] = src[i] +
+   * residual[i] in fp32, and residual[i] = out[i] (0 where not finite); then,
+   * after the encode, topkForgetKept sets residual to 0 at every index this
+   * rank's own encoding kept. Together: ErrorFeedback's update, bit for bit. */
+  int (*compensate)(const void* src, int type, size_t n, float* residual, float* out, void* stream);
+  int (*topkForgetKept)(const void* encoding, size_t encodedBytes, size_t n, float* residual,
+                        void* stream);
+  /* out[i] = src[i] as `type` (fp32, fp16 or bf16), one rounding. */
+  int (*narrowFloats)(const float* src, size_t n, int type, void* out, void* stream);
 } LoomCudaKernels;
 
 /* The plugin's one exported function. */

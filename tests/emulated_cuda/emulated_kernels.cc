@@ -5,7 +5,9 @@
 // (collectives/walker/plan_walker.h) with one team of host threads per
 // channel (tests/unit/host_team.h), as a thread block per channel on a GPU.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -13,8 +15,10 @@
 
 #include "collectives/walker/plan_walker.h"
 #include "compression/codec_config.h"
+#include "compression/element_io.h"
 #include "compression/error_feedback.h"
 #include "compression/int8_codec.h"
+#include "compression/topk_codec.h"
 #include "core/error.h"
 #include "device/cuda_kernels_abi.h"
 #include "emulated_cuda/emulated_runtime.h"
@@ -160,6 +164,99 @@ int int8DecodeSum(const void* src, size_t stride, int sources, size_t n, uint32_
   return 0;
 }
 
+std::shared_ptr<const loom::TopkCodec> topkCodec(double ratio) {
+  loom::CodecConfig config;
+  config.kind = loom::CodecKind::Topk;
+  config.ratio = ratio;
+  try {
+    loom::validateCodecConfig(config);
+  } catch (const loom::Error&) {
+    return nullptr;
+  }
+  return std::make_shared<const loom::TopkCodec>(config);
+}
+
+int topkEncode(const void* src, int type, size_t n, void* dst, double ratio, void* /*work*/,
+               void* stream) {
+  auto codec = topkCodec(ratio);
+  if (!codecType(type) || codec == nullptr) return 1;
+  emu::streamOf(stream).enqueue([=] {
+    codec->encode(src, static_cast<DataType>(type), n, dst, codec->encodedBytes(n), {0, 0});
+  });
+  return 0;
+}
+
+/// The real encode's selection state; a token amount, so that the caller's
+/// scratch layout is exercised.
+size_t topkEncodeWorkBytes(size_t n) { return 256 + n / 64; }
+
+/// Runs a decoder on the host codec; a malformed encoding sets *status, as the
+/// device's checks do, instead of throwing on the stream's thread.
+template <typename Decode>
+void checkedDecode(int* status, Decode decode) {
+  try {
+    decode();
+    *status = 0;
+  } catch (const loom::Error&) {
+    *status = 1;
+  }
+}
+
+int topkDecodeAccumulate(const void* src, size_t srcBytes, size_t n, float* acc, int* status,
+                         void* stream) {
+  auto codec = topkCodec(1.0);
+  emu::streamOf(stream).enqueue(
+      [=] { checkedDecode(status, [&] { codec->decodeAccumulate(src, srcBytes, n, acc); }); });
+  return 0;
+}
+
+int topkDecode(const void* src, size_t srcBytes, size_t n, int type, void* out, int* status,
+               void* stream) {
+  auto codec = topkCodec(1.0);
+  if (!codecType(type)) return 1;
+  emu::streamOf(stream).enqueue([=] {
+    checkedDecode(status,
+                  [&] { codec->decode(src, srcBytes, n, static_cast<DataType>(type), out); });
+  });
+  return 0;
+}
+
+int compensate(const void* src, int type, size_t n, float* residual, float* out, void* stream) {
+  if (!codecType(type)) return 1;
+  emu::streamOf(stream).enqueue([=] {
+    loom::feedback::compensate(src, static_cast<DataType>(type), residual, {out, n});
+    for (size_t i = 0; i < n; ++i) residual[i] = std::isfinite(out[i]) ? out[i] : 0.0f;
+  });
+  return 0;
+}
+
+int topkForgetKept(const void* encoding, size_t encodedBytes, size_t n, float* residual,
+                   void* stream) {
+  if (encodedBytes < sizeof(uint32_t)) return 1;
+  emu::streamOf(stream).enqueue([=] {
+    const auto* bytes = static_cast<const unsigned char*>(encoding);
+    uint32_t count = 0;
+    std::memcpy(&count, bytes, sizeof count);
+    const size_t capacity = (encodedBytes - sizeof(uint32_t)) / (2 * sizeof(uint32_t));
+    for (size_t j = 0; j < count && j < capacity; ++j) {
+      uint32_t index = 0;
+      std::memcpy(&index, bytes + sizeof(uint32_t) * (1 + j), sizeof index);
+      if (index < n) residual[index] = 0.0f;
+    }
+  });
+  return 0;
+}
+
+int narrowFloats(const float* src, size_t n, int type, void* out, void* stream) {
+  if (!codecType(type)) return 1;
+  emu::streamOf(stream).enqueue([=] {
+    loom::codec::withStorer(out, static_cast<DataType>(type), [&](auto store) {
+      for (size_t i = 0; i < n; ++i) store(i, src[i]);
+    });
+  });
+  return 0;
+}
+
 /// LOOM_EMULATED_WALK_BLOCKS (default 8): the walk blocks the emulated
 /// device holds at once, which bounds the channels of ranks sharing it. Few,
 /// since each emulated block is kTeamThreads host threads.
@@ -179,7 +276,14 @@ constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
                                     &int8DecodeAccumulate,
                                     &walkResidentBlocks,
                                     &int8DecodeSum,
-                                    &int8EncodeFeedback};
+                                    &int8EncodeFeedback,
+                                    &topkEncode,
+                                    &topkEncodeWorkBytes,
+                                    &topkDecodeAccumulate,
+                                    &topkDecode,
+                                    &compensate,
+                                    &topkForgetKept,
+                                    &narrowFloats};
 
 }  // namespace
 

@@ -644,13 +644,30 @@ TEST(DeviceCollectivesCompressed, EqualTheHostResultBitForBit) {
   }
 }
 
-// int8 on every collective it compresses, on device buffers against the same
-// calls on host buffers: fp32, fp16 and bf16, sum and avg, nearest and
-// stochastic rounding, sizes 0, 1, odd and several blocks, all-reduce in and
-// out of place, and a group where compressed calls sit between plain ones.
-// The two sets of communicators make the same calls in the same order, so
-// their stochastic-rounding counters agree; 3 ranks cut tensors unevenly.
-TEST(DeviceCollectivesCompressed, Int8OnEveryCollectiveEqualsTheHost) {
+/// The compressions the device tests run: int8 (block 64), top-k by the
+/// default algorithm (sparse all-gather for an all-reduce on 3 ranks) and
+/// top-k by two-shot.
+std::vector<loomCompression> deviceCodecs() {
+  loomCompression int8{};
+  int8.kind = loomCompressInt8;
+  int8.block = 64;
+  int8.seed = 11;
+  loomCompression topk{};
+  topk.kind = loomCompressTopK;
+  topk.ratio = 0.3;
+  loomCompression topkTwoShot = topk;
+  topkTwoShot.algorithm = loomCompressAlgoTwoShot;
+  return {int8, topk, topkTwoShot};
+}
+
+// Every codec on every collective it compresses, on device buffers against
+// the same calls on host buffers: fp32, fp16 and bf16, sum and avg, nearest
+// and stochastic rounding (int8), sizes 0, 1, odd and several blocks,
+// all-reduce in and out of place, and a group where compressed calls sit
+// between plain ones. The two sets of communicators make the same calls in
+// the same order, so their stochastic-rounding counters agree; 3 ranks cut
+// tensors unevenly.
+TEST(DeviceCollectivesCompressed, EveryCodecOnEveryCollectiveEqualsTheHost) {
   constexpr int kRanks = 3;
   Ranks onHost(kRanks);
   Ranks onDevice(kRanks);
@@ -661,32 +678,33 @@ TEST(DeviceCollectivesCompressed, Int8OnEveryCollectiveEqualsTheHost) {
     size_t count;
     bool stochastic;
     bool inPlace;
+    loomCompression codec;
   };
   std::vector<Case> cases;
-  for (const char* collective : {"allreduce", "reducescatter", "allgather"}) {
-    for (loomDataType_t type : {loomFloat32, loomFloat16, loomBfloat16}) {
-      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1027}}) {
-        const bool reduces = std::string(collective) != "allgather";
-        cases.push_back({collective, type, loomSum, count, false, false});
-        if (reduces) cases.push_back({collective, type, loomAvg, count, true, false});
+  for (const loomCompression& codec : deviceCodecs()) {
+    for (const char* collective : {"allreduce", "reducescatter", "allgather"}) {
+      for (loomDataType_t type : {loomFloat32, loomFloat16, loomBfloat16}) {
+        for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1027}}) {
+          const bool reduces = std::string(collective) != "allgather";
+          cases.push_back({collective, type, loomSum, count, false, false, codec});
+          if (reduces) cases.push_back({collective, type, loomAvg, count, true, false, codec});
+        }
       }
     }
+    cases.push_back({"allreduce", loomFloat32, loomSum, 4099, true, true, codec});
+    cases.push_back({"group", loomFloat32, loomSum, 517, false, false, codec});
   }
-  cases.push_back({"allreduce", loomFloat32, loomSum, 4099, true, true});
-  cases.push_back({"group", loomFloat32, loomSum, 517, false, false});
   for (const Case& k : cases) {
     SCOPED_TRACE(testing::Message()
-                 << k.collective << " type " << k.type << " op " << k.op << " count " << k.count
+                 << k.collective << " codec " << k.codec.kind << " algorithm " << k.codec.algorithm
+                 << " type " << k.type << " op " << k.op << " count " << k.count
                  << (k.stochastic ? " stochastic" : "") << (k.inPlace ? " in place" : ""));
     const std::string what = k.collective;
     const size_t es = loomTypeSize(k.type);
     const size_t inCount = what == "reducescatter" ? k.count * kRanks : k.count;
     const size_t outCount = what == "allgather" ? k.count * kRanks : k.count;
-    loomCompression int8{};
-    int8.kind = loomCompressInt8;
-    int8.block = 64;
-    int8.stochastic = k.stochastic ? 1 : 0;
-    int8.seed = 11;
+    loomCompression int8 = k.codec;
+    int8.stochastic = k.stochastic && k.codec.kind == loomCompressInt8 ? 1 : 0;
     std::vector<std::vector<unsigned char>> inputs(kRanks);
     for (int r = 0; r < kRanks; ++r) {
       std::vector<double> values(inCount);
@@ -750,7 +768,8 @@ TEST(DeviceCollectivesCompressed, Int8OnEveryCollectiveEqualsTheHost) {
     }
     // The compressed result is a real reduction, not a copy: the all-reduce
     // of ranks' inputs is near their sum (int8 error is a fraction of a percent).
-    if (what == "allreduce" && k.count > 0 && k.type == loomFloat32 && k.op == loomSum) {
+    if (what == "allreduce" && k.count > 0 && k.type == loomFloat32 && k.op == loomSum &&
+        k.codec.kind == loomCompressInt8) {
       float first = 0;
       std::memcpy(&first, (k.inPlace ? hostIn : hostOut)[0].data(), 4);
       double sum = 0;
@@ -810,108 +829,113 @@ TEST(DeviceCollectivesRules, HostAndDeviceInOneCallIsInvalid) {
 }
 
 }  // namespace
-// int8 with error feedback on device buffers against the same calls on host
-// buffers, step after step: outputs and residuals (loomErrorFeedbackGet) bit
-// for bit, for all-reduce and reduce-scatter, fp32/fp16/bf16, sizes 1, 7 and
-// 1027. One feedback per rank and side carries across the steps, and the
-// device side's moves between homes: steps on device buffers (the residual
-// kept in device memory), one on host buffers (pulled back first), a reset,
-// and device buffers again (uploaded). Step 1 holds an inf, which must leave
-// a zero residual, not a poisoned one.
-TEST(DeviceCollectivesCompressed, Int8ErrorFeedbackEqualsTheHostStepByStep) {
+// Error feedback (int8, top-k by sparse all-gather and by two-shot) on
+// device buffers against the same calls on host buffers, step after step:
+// outputs and residuals (loomErrorFeedbackGet) bit for bit, for all-reduce
+// and reduce-scatter, fp32/fp16/bf16, sizes 1, 7 and 1027. One feedback per rank and side carries
+// across the steps, and the device side's moves between homes: steps on device buffers (the
+// residual kept in device memory), one on host buffers (pulled back first), a reset, and device
+// buffers again (uploaded). Step 1 holds an inf, which must leave a zero residual, not a poisoned
+// one.
+TEST(DeviceCollectivesCompressed, ErrorFeedbackEqualsTheHostStepByStep) {
   constexpr int kRanks = 3;
   constexpr int kSteps = 5;
   Ranks onHost(kRanks);
   Ranks onDevice(kRanks);
-  for (const char* collective : {"allreduce", "reducescatter"}) {
-    for (loomDataType_t type : {loomFloat32, loomFloat16, loomBfloat16}) {
-      for (size_t count : {size_t{1}, size_t{7}, size_t{1027}}) {
-        SCOPED_TRACE(testing::Message() << collective << " type " << type << " count " << count);
-        const bool allReduce = std::string(collective) == "allreduce";
-        const size_t es = loomTypeSize(type);
-        const size_t inCount = allReduce ? count : count * kRanks;
-        std::vector<loomErrorFeedback_t> hostFeedback(kRanks), deviceFeedback(kRanks);
-        for (int r = 0; r < kRanks; ++r) {
-          ASSERT_EQ(loomErrorFeedbackCreate(&hostFeedback[r], inCount), loomSuccess);
-          ASSERT_EQ(loomErrorFeedbackCreate(&deviceFeedback[r], inCount), loomSuccess);
-        }
-        bool residualMoved = false;
-        for (int step = 0; step < kSteps; ++step) {
-          SCOPED_TRACE(testing::Message() << "step " << step);
-          if (step == 3) {
-            for (int r = 0; r < kRanks; ++r) {
-              ASSERT_EQ(loomErrorFeedbackReset(hostFeedback[r]), loomSuccess);
-              ASSERT_EQ(loomErrorFeedbackReset(deviceFeedback[r]), loomSuccess);
-            }
-          }
-          std::vector<std::vector<unsigned char>> inputs(kRanks);
+  for (const loomCompression& codec : deviceCodecs()) {
+    for (const char* collective : {"allreduce", "reducescatter"}) {
+      for (loomDataType_t type : {loomFloat32, loomFloat16, loomBfloat16}) {
+        for (size_t count : {size_t{1}, size_t{7}, size_t{1027}}) {
+          SCOPED_TRACE(testing::Message()
+                       << collective << " codec " << codec.kind << " algorithm " << codec.algorithm
+                       << " type " << type << " count " << count);
+          const bool allReduce = std::string(collective) == "allreduce";
+          const size_t es = loomTypeSize(type);
+          const size_t inCount = allReduce ? count : count * kRanks;
+          std::vector<loomErrorFeedback_t> hostFeedback(kRanks), deviceFeedback(kRanks);
           for (int r = 0; r < kRanks; ++r) {
-            std::vector<double> values(inCount);
-            for (size_t i = 0; i < inCount; ++i) {
-              values[i] = valueOf(r, i) * (0.31 + 0.07 * step) - static_cast<double>(i % 11) * 0.13;
-            }
-            if (step == 1 && r == 2) values[inCount / 2] = std::numeric_limits<double>::infinity();
-            inputs[r] = encode(type, values);
+            ASSERT_EQ(loomErrorFeedbackCreate(&hostFeedback[r], inCount), loomSuccess);
+            ASSERT_EQ(loomErrorFeedbackCreate(&deviceFeedback[r], inCount), loomSuccess);
           }
-          auto call = [&](const void* send, void* recv, loomErrorFeedback_t feedback, loomComm_t c,
-                          void* s) {
-            loomCompression int8{};
-            int8.kind = loomCompressInt8;
-            int8.block = 64;
-            int8.stochastic = step % 2;
-            int8.seed = 5;
-            int8.feedback = feedback;
-            return allReduce ? loomAllReduceEx(send, recv, count, type, loomSum, &int8, c, s)
-                             : loomReduceScatterEx(send, recv, count, type, loomAvg, &int8, c, s);
-          };
-          std::vector<std::vector<unsigned char>> hostOut(kRanks,
-                                                          std::vector<unsigned char>(count * es));
-          ASSERT_EQ(onHost.group([&](int r, loomComm_t c, cudaStream_t) {
-            return call(inputs[r].data(), hostOut[r].data(), hostFeedback[r], c, nullptr);
-          }),
-                    loomSuccess)
-              << loomGetLastError(nullptr);
-          std::vector<std::vector<unsigned char>> got(kRanks);
-          if (step == 2) {
-            // Host buffers on the device side's communicators and feedback.
-            std::vector<std::vector<unsigned char>> in = inputs;
-            for (auto& g : got) g.resize(count * es);
-            ASSERT_EQ(onDevice.group([&](int r, loomComm_t c, cudaStream_t) {
-              return call(in[r].data(), got[r].data(), deviceFeedback[r], c, nullptr);
+          bool residualMoved = false;
+          for (int step = 0; step < kSteps; ++step) {
+            SCOPED_TRACE(testing::Message() << "step " << step);
+            if (step == 3) {
+              for (int r = 0; r < kRanks; ++r) {
+                ASSERT_EQ(loomErrorFeedbackReset(hostFeedback[r]), loomSuccess);
+                ASSERT_EQ(loomErrorFeedbackReset(deviceFeedback[r]), loomSuccess);
+              }
+            }
+            std::vector<std::vector<unsigned char>> inputs(kRanks);
+            for (int r = 0; r < kRanks; ++r) {
+              std::vector<double> values(inCount);
+              for (size_t i = 0; i < inCount; ++i) {
+                values[i] =
+                    valueOf(r, i) * (0.31 + 0.07 * step) - static_cast<double>(i % 11) * 0.13;
+              }
+              if (step == 1 && r == 2)
+                values[inCount / 2] = std::numeric_limits<double>::infinity();
+              inputs[r] = encode(type, values);
+            }
+            auto call = [&](const void* send, void* recv, loomErrorFeedback_t feedback,
+                            loomComm_t c, void* s) {
+              loomCompression compression = codec;
+              compression.stochastic = codec.kind == loomCompressInt8 ? step % 2 : 0;
+              compression.feedback = feedback;
+              return allReduce
+                         ? loomAllReduceEx(send, recv, count, type, loomSum, &compression, c, s)
+                         : loomReduceScatterEx(send, recv, count, type, loomAvg, &compression, c,
+                                               s);
+            };
+            std::vector<std::vector<unsigned char>> hostOut(kRanks,
+                                                            std::vector<unsigned char>(count * es));
+            ASSERT_EQ(onHost.group([&](int r, loomComm_t c, cudaStream_t) {
+              return call(inputs[r].data(), hostOut[r].data(), hostFeedback[r], c, nullptr);
             }),
                       loomSuccess)
                 << loomGetLastError(nullptr);
-          } else {
-            std::vector<std::unique_ptr<Device>> in, out;
+            std::vector<std::vector<unsigned char>> got(kRanks);
+            if (step == 2) {
+              // Host buffers on the device side's communicators and feedback.
+              std::vector<std::vector<unsigned char>> in = inputs;
+              for (auto& g : got) g.resize(count * es);
+              ASSERT_EQ(onDevice.group([&](int r, loomComm_t c, cudaStream_t) {
+                return call(in[r].data(), got[r].data(), deviceFeedback[r], c, nullptr);
+              }),
+                        loomSuccess)
+                  << loomGetLastError(nullptr);
+            } else {
+              std::vector<std::unique_ptr<Device>> in, out;
+              for (int r = 0; r < kRanks; ++r) {
+                in.push_back(std::make_unique<Device>(inCount * es));
+                in.back()->upload(inputs[r]);
+                out.push_back(std::make_unique<Device>(count * es));
+              }
+              ASSERT_EQ(onDevice.group([&](int r, loomComm_t c, cudaStream_t s) {
+                return call(in[r]->ptr, out[r]->ptr, deviceFeedback[r], c, s);
+              }),
+                        loomSuccess)
+                  << loomGetLastError(nullptr);
+              for (int r = 0; r < kRanks; ++r) got[r] = out[r]->download(0, count * es);
+            }
             for (int r = 0; r < kRanks; ++r) {
-              in.push_back(std::make_unique<Device>(inCount * es));
-              in.back()->upload(inputs[r]);
-              out.push_back(std::make_unique<Device>(count * es));
+              EXPECT_EQ(got[r], hostOut[r]) << "rank " << r;
+              std::vector<float> want(inCount), have(inCount);
+              ASSERT_EQ(loomErrorFeedbackGet(hostFeedback[r], want.data(), inCount), loomSuccess);
+              ASSERT_EQ(loomErrorFeedbackGet(deviceFeedback[r], have.data(), inCount), loomSuccess);
+              EXPECT_EQ(std::memcmp(have.data(), want.data(), inCount * 4), 0) << "rank " << r;
+              for (float v : have) {
+                EXPECT_TRUE(std::isfinite(v)) << "rank " << r;
+                residualMoved = residualMoved || v != 0.0f;
+              }
             }
-            ASSERT_EQ(onDevice.group([&](int r, loomComm_t c, cudaStream_t s) {
-              return call(in[r]->ptr, out[r]->ptr, deviceFeedback[r], c, s);
-            }),
-                      loomSuccess)
-                << loomGetLastError(nullptr);
-            for (int r = 0; r < kRanks; ++r) got[r] = out[r]->download(0, count * es);
           }
+          // Feedback did something: neither codec carries these values exactly.
+          EXPECT_TRUE(residualMoved || count == 1);
           for (int r = 0; r < kRanks; ++r) {
-            EXPECT_EQ(got[r], hostOut[r]) << "rank " << r;
-            std::vector<float> want(inCount), have(inCount);
-            ASSERT_EQ(loomErrorFeedbackGet(hostFeedback[r], want.data(), inCount), loomSuccess);
-            ASSERT_EQ(loomErrorFeedbackGet(deviceFeedback[r], have.data(), inCount), loomSuccess);
-            EXPECT_EQ(std::memcmp(have.data(), want.data(), inCount * 4), 0) << "rank " << r;
-            for (float v : have) {
-              EXPECT_TRUE(std::isfinite(v)) << "rank " << r;
-              residualMoved = residualMoved || v != 0.0f;
-            }
+            loomErrorFeedbackDestroy(hostFeedback[r]);
+            loomErrorFeedbackDestroy(deviceFeedback[r]);
           }
-        }
-        // Feedback did something: int8 cannot carry these values exactly.
-        EXPECT_TRUE(residualMoved || count == 1);
-        for (int r = 0; r < kRanks; ++r) {
-          loomErrorFeedbackDestroy(hostFeedback[r]);
-          loomErrorFeedbackDestroy(deviceFeedback[r]);
         }
       }
     }
