@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
 #include <vector>
 
 namespace loom::device {
@@ -23,6 +25,36 @@ std::string ownFolder() {
 
 }  // namespace
 
+namespace {
+
+/// Whether the plugin filled every entry of its table: a plugin of this ABI
+/// version with a gap would crash on first use instead of being refused.
+bool everyEntrySet(const LoomCudaKernels& t) {
+  const void* const entries[] = {reinterpret_cast<const void*>(t.reduce),
+                                 reinterpret_cast<const void*>(t.avgFinalize),
+                                 reinterpret_cast<const void*>(t.walk),
+                                 reinterpret_cast<const void*>(t.prepareWalk),
+                                 reinterpret_cast<const void*>(t.int8Encode),
+                                 reinterpret_cast<const void*>(t.int8Decode),
+                                 reinterpret_cast<const void*>(t.int8DecodeAccumulate),
+                                 reinterpret_cast<const void*>(t.walkResidentBlocks),
+                                 reinterpret_cast<const void*>(t.int8DecodeSum),
+                                 reinterpret_cast<const void*>(t.int8EncodeFeedback),
+                                 reinterpret_cast<const void*>(t.topkEncode),
+                                 reinterpret_cast<const void*>(t.topkEncodeWorkBytes),
+                                 reinterpret_cast<const void*>(t.topkDecodeAccumulate),
+                                 reinterpret_cast<const void*>(t.topkDecode),
+                                 reinterpret_cast<const void*>(t.compensate),
+                                 reinterpret_cast<const void*>(t.topkForgetKept),
+                                 reinterpret_cast<const void*>(t.narrowFloats)};
+  // Every function pointer of the table is listed above.
+  static_assert(sizeof(entries) == sizeof(LoomCudaKernels) - sizeof(void*));
+  return std::all_of(std::begin(entries), std::end(entries),
+                     [](const void* entry) { return entry != nullptr; });
+}
+
+}  // namespace
+
 CudaKernels loadCudaKernels(const std::string* paths, size_t count) {
   CudaKernels k;
   std::string tried;
@@ -36,8 +68,7 @@ CudaKernels loadCudaKernels(const std::string* paths, size_t count) {
     auto entry = reinterpret_cast<LoomCudaKernelsEntry>(dlsym(handle, LOOM_CUDA_KERNELS_ENTRY));
     const LoomCudaKernels* table = entry != nullptr ? entry() : nullptr;
     if (table == nullptr || table->abiVersion != LOOM_CUDA_KERNELS_ABI_VERSION ||
-        table->reduce == nullptr || table->avgFinalize == nullptr || table->walk == nullptr ||
-        table->prepareWalk == nullptr) {
+        !everyEntrySet(*table)) {
       tried += fmt::format("{}{}: no {} of ABI version {}", tried.empty() ? "" : "; ", paths[i],
                            LOOM_CUDA_KERNELS_ENTRY, LOOM_CUDA_KERNELS_ABI_VERSION);
       continue;  // left open: closing a library that initialised CUDA is not safe
