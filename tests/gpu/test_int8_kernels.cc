@@ -20,15 +20,17 @@
 namespace loom::gpu_test {
 namespace {
 
-class Int8Kernels : public testing::TestWithParam<std::tuple<DataType, uint32_t, bool>> {};
+class Int8Kernels : public testing::TestWithParam<std::tuple<DataType, uint32_t, bool>> {
+ protected:
+  /// The int8 configuration of this test's block and rounding.
+  CodecConfig config(uint64_t seed) const {
+    return int8CodecConfig(std::get<1>(GetParam()), std::get<2>(GetParam()), seed);
+  }
+};
 
 TEST_P(Int8Kernels, MatchHostCodecBitForBit) {
   const auto [type, block, stochastic] = GetParam();
-  CodecConfig config;
-  config.kind = CodecKind::Int8;
-  config.block = block;
-  config.stochastic = stochastic;
-  config.seed = 42;
+  const CodecConfig config = this->config(42);
   const Int8Codec codec(config);
   const EncodeContext context{1000, 7};
   for (size_t n : {size_t{0}, size_t{1}, size_t{1001}, size_t{(1u << 20) + 5}}) {
@@ -79,11 +81,7 @@ TEST_P(Int8Kernels, MatchHostCodecBitForBit) {
 // offset once (the kernel without quads).
 TEST_P(Int8Kernels, WithFeedbackMatchesTheHostSteps) {
   const auto [type, block, stochastic] = GetParam();
-  CodecConfig config;
-  config.kind = CodecKind::Int8;
-  config.block = block;
-  config.stochastic = stochastic;
-  config.seed = 9;
+  const CodecConfig config = this->config(9);
   const Int8Codec codec(config);
   const EncodeContext context{64, 3};
   for (size_t n : {size_t{0}, size_t{1}, size_t{1001}, size_t{(1u << 18) + 8}}) {
