@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "compression/cuda/kernel_launch.cuh"
 #include "compression/int8_math.h"
 #include "perf/gpu/int8_encode_candidates.h"
 
@@ -25,6 +26,7 @@ namespace loom::bench {
 namespace {
 
 using namespace codec;
+using cuda::gridFor;
 
 constexpr int kThreads = 256;
 constexpr size_t kBlock = 256;
@@ -136,11 +138,6 @@ __global__ void __launch_bounds__(kThreads)
     if (valid) slice.load(src, b, lane);
     encodeBlock<16>(slice, b, lane, blocks, dst, valid);
   }
-}
-
-unsigned gridFor(size_t work, size_t perBlock) {
-  const size_t g = (work + perBlock - 1) / perBlock;
-  return static_cast<unsigned>(g == 0 ? 1 : (g < 4096 ? g : 4096));
 }
 
 }  // namespace
