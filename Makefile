@@ -50,7 +50,7 @@ test-tsan: deps
 	  loom_trainer_tests
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 LOOM_TEST_SCOPE=reduced \
 	  ctest --output-on-failure -j$(JOBS) --timeout 900 \
-	  -R 'threads|Bootstrap|PeerStatus|TcpExchange|ShmLink|OverlappedDataParallel|GradientSync|PlanWalker|WalkProxy'
+	  -R 'threads|Bootstrap|PeerStatus|TcpExchange|ShmLink|OverlappedDataParallel|GradientSync|PlanWalker|WalkProxy|CodecRingWalk'
 
 test-sanitizers: test-asan test-tsan
 

@@ -25,8 +25,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "collectives/walker/walk_types.h"
+#include "collectives/walker/wire_codec.h"
 #include "math/half.h"  // LOOM_HD
 #include "math/reduce_ops.h"
 
@@ -80,6 +82,11 @@ class PlanWalker {
  private:
   /// Elements per message of a step: its protocol's slot payload.
   LOOM_HD uint64_t sliceOf(const WalkStep& s) const {
+    if (s.codec != 0) {
+      // A block too large for a slot is refused by runSlice; 1 keeps the count finite.
+      const uint64_t elements = codecSliceElements(args_.bulkSlotBytes, call_->codecBlock);
+      return elements > 0 ? elements : 1;
+    }
     return s.protocol == static_cast<uint8_t>(Protocol::LowLatency) ? args_.llSliceElements
                                                                     : args_.bulkSliceElements;
   }
@@ -267,8 +274,19 @@ class PlanWalker {
     return e;
   }
 
+  /// A codec step the walker can run: fp32, a block that fits a slot, bulk
+  /// messages and one of the kinds a wire codec defines (walk_program.h).
+  LOOM_HD bool codecStepValid(const WalkStep& s) const {
+    return std::is_same_v<S, float> &&
+           codecSliceElements(args_.bulkSlotBytes, call_->codecBlock) > 0 &&
+           s.protocol == static_cast<uint8_t>(Protocol::Bulk) &&
+           (s.kind == step::kSend || s.kind == step::kRecvReduceSend ||
+            s.kind == step::kRecvReduce);
+  }
+
   LOOM_HD bool runSlice(const WalkStep& s, uint64_t first, uint64_t n) {
-    if (s.kind > step::kCopy || s.protocol > static_cast<uint8_t>(Protocol::LowLatency)) {
+    if (s.kind > step::kCopy || s.protocol > static_cast<uint8_t>(Protocol::LowLatency) ||
+        (s.codec != 0 && !codecStepValid(s))) {
       if (team_.index() == 0) fail(WalkError::BadProgram, -1, 0);
       return false;
     }
@@ -283,6 +301,8 @@ class PlanWalker {
     bool ok = true;
     if (!e.sends && !e.receives) {
       if (e.dst != e.src) copyElements(e.dst, e.src, n);
+    } else if (s.codec != 0) {
+      ok = codecSlice(s, e, first, n);
     } else if (s.protocol == static_cast<uint8_t>(Protocol::LowLatency)) {
       ok = lowLatencySlice(s, e, n);
     } else {
@@ -365,6 +385,55 @@ class PlanWalker {
       finishTraffic(s, t);
     }
     return true;
+  }
+
+  // ---- a wire codec ------------------------------------------------------------------
+
+  /// One codec message (bulk protocol, wire_codec.h): each thread takes whole
+  /// codec blocks of the slice. The value of element i is src (Send) or src +
+  /// the received value (the host ring's partial sum, in that order); it is
+  /// stored to dst (RecvReduce) or encoded into the outgoing slot.
+  LOOM_HD bool codecSlice(const WalkStep& s, const Ends& e, uint64_t first, uint64_t n) {
+    if constexpr (std::is_same_v<S, float>) {
+      const Traffic t = trafficOf(s, e);
+      bool ok = true;
+      if (team_.index() == 0) {
+        if (t.in) ok = waitFor(t.in->ready + t.inSlot, Exactly{t.inMessage}, t.in->peer, 1);
+        if (ok && t.out) ok = waitFor(t.out->consumed, roomFor(t.outMessage), t.out->peer, 2);
+      }
+      if (team_.syncOr(!ok)) return false;
+      const uint32_t block = call_->codecBlock;
+      const wire::Int8Message<const char> in = wire::int8Message(
+          t.in ? t.in->slots + t.inSlot * args_.bulkSlotBytes : nullptr, n, block);
+      const wire::Int8Message<char> out = wire::int8Message(
+          t.out ? t.out->slots + t.outSlot * args_.bulkSlotBytes : nullptr, n, block);
+      const float* src = e.src;
+      const bool receives = t.in != nullptr;
+      auto value = [&](uint64_t i) {
+        return receives ? codec::addRn(src[i], wire::decodedAt(in, i, block)) : src[i];
+      };
+      for (uint64_t b = team_.index(); b < in.blocks; b += team_.size()) {
+        const uint64_t start = b * block;
+        const uint64_t len = n - start < block ? n - start : block;
+        if (e.dst != nullptr) {
+          for (uint64_t i = start; i < start + len; ++i) e.dst[i] = value(i);
+        }
+        if (t.out) {
+          out.scales()[b] =
+              wire::encodeBlock(value, start, len, out.codes(), call_->codecStochastic != 0,
+                                s.codecKey, s.srcOffset + first);
+        }
+      }
+      team_.sync();
+      if (team_.index() == 0) {
+        if (t.out) team_.storeRelease(t.out->ready + t.outSlot, t.outMessage);
+        finishTraffic(s, t);
+      }
+      return true;
+    } else {
+      if (team_.index() == 0) fail(WalkError::BadProgram, -1, 0);
+      return false;
+    }
   }
 
   // ---- low latency ----------------------------------------------------------------

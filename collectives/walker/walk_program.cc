@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "compression/counter_hash.h"
 #include "core/error.h"
 
 namespace loom::walk {
@@ -98,6 +99,46 @@ std::vector<Step> channelSteps(const RankPlan& plan, uint32_t channel, uint32_t 
   return out;
 }
 
+size_t sliceElementsOf(const ChannelStep& cs, const FifoGeometry& geometry, DataType type,
+                       uint32_t codecBlock) {
+  if (cs.codec) return codecSliceElements(geometry.bulkSlotBytes, codecBlock);
+  return sliceElementsFor(geometry, cs.protocol, dataTypeSize(type));
+}
+
+namespace {
+
+/// A wire codec's call must be one the walker can encode: fp32 summed, bulk
+/// messages of whole codec blocks, and the steps the codec defines.
+void checkCodecPart(const WalkPart& part, size_t index, DataType type,
+                    const FifoGeometry& geometry) {
+  const WireCodec& codec = part.codec;
+  if (type != DataType::Float32 || part.op != ReduceOp::Sum) {
+    raise(ErrorCode::InvalidArgument, "walk part {}: a wire codec walks float32 sums, not {} {}",
+          index, dataTypeName(type), reduceOpName(part.op));
+  }
+  if (codecSliceElements(geometry.bulkSlotBytes, codec.block) == 0) {
+    raise(ErrorCode::InvalidArgument,
+          "walk part {}: a codec block of {} elements ({} B encoded) does not fit a {} B bulk "
+          "slot",
+          index, codec.block, codecMessageBytes(codec.block, codec.block), geometry.bulkSlotBytes);
+  }
+  if (part.plan->streams.size() > 1) {
+    raise(ErrorCode::InvalidArgument, "walk part {}: a wire codec's plan has one stream", index);
+  }
+  for (const auto& stream : part.plan->streams) {
+    for (const Step& s : stream) {
+      if (s.kind != StepKind::Send && s.kind != StepKind::RecvReduceSend &&
+          s.kind != StepKind::RecvReduce) {
+        raise(ErrorCode::InvalidArgument,
+              "walk part {}: a wire codec encodes Send, RecvReduceSend and RecvReduce, not {}",
+              index, toString(s));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 WalkPart WalkCall::partFor(const RankPlan& plan) const {
   WalkPart part;
   part.plan = &plan;
@@ -118,13 +159,26 @@ std::vector<ChannelStep> channelWalk(std::span<const WalkPart> parts, DataType t
   for (size_t i = 0; i < parts.size(); ++i) {
     const WalkPart& part = parts[i];
     if (part.plan == nullptr) raise(ErrorCode::InvalidArgument, "walk part {} has no plan", i);
+    const WireCodec& codec = part.codec;
+    if (codec.active()) checkCodecPart(part, i, type, geometry);
+    // A codec cuts channels on its blocks, as the host encodes a chunk whole.
+    const size_t partUnit = codec.active() ? codec.block : unit;
+    uint64_t index = 0;
     for (const auto& stream : part.plan->streams) {
       for (const Step& s : stream) {
+        const uint64_t stepIndex = index++;
         ChannelStep cs;
-        if (!channelShare(s, channel, geometry.channels, unit, cs.step)) continue;
+        if (!channelShare(s, channel, geometry.channels, partUnit, cs.step)) continue;
         cs.call = static_cast<uint32_t>(i);
-        // A step's protocol follows its whole size, before the channels cut it.
-        cs.protocol = part.protocolPerStep ? chooseProtocol(geometry, s.count * es) : part.protocol;
+        if (codec.active()) {
+          cs.protocol = Protocol::Bulk;
+          cs.codec = true;
+          cs.codecKey = codec::streamKey(codec.seed, codec.counter + stepIndex);
+        } else {
+          // A step's protocol follows its whole size, before the channels cut it.
+          cs.protocol =
+              part.protocolPerStep ? chooseProtocol(geometry, s.count * es) : part.protocol;
+        }
         out.push_back(cs);
       }
     }
@@ -200,6 +254,8 @@ WalkProgram buildWalkProgram(std::span<const WalkPart> parts, const WalkLaunch& 
       w.srcBuffer = static_cast<uint8_t>(s.src.buffer);
       w.dstBuffer = static_cast<uint8_t>(s.dst.buffer);
       w.protocol = static_cast<uint8_t>(cs.protocol);
+      w.codec = cs.codec ? 1 : 0;
+      w.codecKey = cs.codecKey;
       w.call = cs.call;
       w.srcOffset = s.src.offset;
       w.dstOffset = s.dst.offset;
@@ -314,6 +370,8 @@ WalkProgram buildWalkProgram(std::span<const WalkPart> parts, const WalkLaunch& 
     ca.output = parts[i].output;
     ca.scratch = parts[i].scratch;
     ca.op = static_cast<uint8_t>(parts[i].op);
+    ca.codecBlock = parts[i].codec.block;
+    ca.codecStochastic = parts[i].codec.stochastic ? 1 : 0;
     std::memcpy(bytes + callsAt + i * sizeof(WalkCallArgs), &ca, sizeof ca);
   }
   WalkArgs args;

@@ -90,6 +90,22 @@ struct WalkLaunch {
   bool systemScope = true;  ///< WalkArgs::systemScope
 };
 
+/// An int8 codec on the wire (compression/int8_codec.h's format and math):
+/// the call's messages carry int8 encodings of fp32 values, re-encoded at
+/// every hop. The walker reads it as: Send encodes src; RecvReduceSend
+/// decodes, adds src and encodes the sum; RecvReduce decodes and writes src +
+/// the decoded values to dst. A call with a codec walks fp32 with op Sum, on
+/// the bulk protocol, and takes no other step kinds. Step j of the plan's
+/// (single) stream encodes with counter `counter + j`, so a ring whose step j
+/// is hop j draws the host ring's bits (src/comm/compressed_ring.cc).
+struct WireCodec {
+  uint32_t block = 0;  ///< elements per codec block; 0: no codec
+  bool stochastic = false;
+  uint64_t seed = 0;
+  uint64_t counter = 0;
+  bool active() const { return block != 0; }
+};
+
 /// One call of a walk: its plan, op and buffers. A walk of several parts (a
 /// group fused into one launch) walks them one after another on each channel.
 struct WalkPart {
@@ -103,6 +119,7 @@ struct WalkPart {
   const char* input = nullptr;  ///< addresses as the walker sees them
   char* output = nullptr;
   char* scratch = nullptr;
+  WireCodec codec;  ///< inactive: messages carry the elements as they are
 };
 
 /// One rank's single call, ready to be placed in memory.
@@ -122,7 +139,14 @@ struct ChannelStep {
   Step step;
   uint32_t call = 0;
   Protocol protocol = Protocol::Bulk;
+  bool codec = false;     ///< messages carry the part's wire codec
+  uint64_t codecKey = 0;  ///< WalkStep::codecKey
 };
+
+/// Elements per message of `cs`: its protocol's slot, or whole codec blocks
+/// (codecSliceElements) when its messages are encoded.
+size_t sliceElementsOf(const ChannelStep& cs, const FifoGeometry& geometry, DataType type,
+                       uint32_t codecBlock);
 
 /// Everything channel `channel` walks, in the walker's order: part by part,
 /// each part's streams concatenated (channelSteps).

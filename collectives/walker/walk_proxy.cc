@@ -60,17 +60,23 @@ ProxyMessages proxyMessages(std::span<const WalkPart> parts, const WalkLaunch& l
     size_t end = begin + 1;
     while (end < steps.size() && steps[end].call == steps[begin].call) ++end;
     uint64_t iterations = 0;
+    const uint32_t codecBlock = parts[steps[begin].call].codec.block;
+    auto sliceOf = [&](const ChannelStep& cs) -> uint64_t {
+      return sliceElementsOf(cs, geometry, launch.type, codecBlock);
+    };
     for (size_t j = begin; j < end; ++j) {
-      const uint64_t slice = sliceElementsFor(geometry, steps[j].protocol, es);
+      const uint64_t slice = sliceOf(steps[j]);
       iterations = std::max<uint64_t>(iterations, (steps[j].step.count + slice - 1) / slice);
     }
     for (uint64_t it = 0; it < iterations; ++it) {
       for (size_t j = begin; j < end; ++j) {
         const Step& s = steps[j].step;
-        const uint64_t slice = sliceElementsFor(geometry, steps[j].protocol, es);
+        const uint64_t slice = sliceOf(steps[j]);
         const uint64_t first = it * slice;
         if (first >= s.count) continue;
-        const auto bytes = static_cast<uint32_t>(std::min<uint64_t>(slice, s.count - first) * es);
+        const uint64_t n = std::min<uint64_t>(slice, s.count - first);
+        const auto bytes =
+            static_cast<uint32_t>(steps[j].codec ? codecMessageBytes(n, codecBlock) : n * es);
         if (stepSends(s.kind) && proxied[static_cast<size_t>(s.sendPeer)] != 0) {
           out.toPeer[static_cast<size_t>(s.sendPeer)].push_back(bytes);
         }

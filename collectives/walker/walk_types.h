@@ -64,13 +64,20 @@ struct WalkStep {
   uint8_t srcBuffer = 0;  ///< loom::BufferId
   uint8_t dstBuffer = 0;
   uint8_t protocol = 0;  ///< Protocol of this step's messages
-  uint8_t reserved[3] = {};
+  /// Nonzero: this step's messages are int8 encodings of fp32 values (the
+  /// call's wire codec, WalkCallArgs::codecBlock); see codecSliceElements.
+  uint8_t codec = 0;
+  uint8_t reserved[2] = {};
   int32_t sendConnection = -1;
   int32_t recvConnection = -1;
   uint32_t call = 0;  ///< index into WalkArgs::calls; a channel's steps are grouped by call
   uint64_t srcOffset = 0;
   uint64_t dstOffset = 0;
   uint64_t count = 0;
+  /// With a wire codec: the stochastic-rounding key of what this step encodes
+  /// (compression/counter_hash.h streamKey); each element's bits are drawn by
+  /// its source offset, its index in the tensor.
+  uint64_t codecKey = 0;
 };
 
 /// What differs between the calls of one walk (a group's calls fused into
@@ -80,7 +87,11 @@ struct WalkCallArgs {
   char* output = nullptr;
   char* scratch = nullptr;
   uint8_t op = 0;  ///< loom::ReduceOp
-  uint8_t reserved[7] = {};
+  /// Nonzero: the int8 codec rounds stochastically (else to nearest).
+  uint8_t codecStochastic = 0;
+  uint8_t reserved[2] = {};
+  /// Elements per int8 codec block of the steps marked `codec`; 0: no codec.
+  uint32_t codecBlock = 0;
 };
 
 /// What one team (a thread block on the GPU) walks.
@@ -134,6 +145,18 @@ struct WalkArgs {
   uint8_t systemScope = 1;
   uint8_t reserved[2] = {};
 };
+
+/// Elements per message of a codec step: whole codec blocks (4 bytes of
+/// scale and one byte per element each) as many as a bulk slot holds; 0 when
+/// not even one fits.
+LOOM_HD constexpr uint64_t codecSliceElements(uint32_t bulkSlotBytes, uint32_t block) {
+  return block == 0 ? 0 : static_cast<uint64_t>(bulkSlotBytes) / (block + 4ull) * block;
+}
+
+/// Bytes of a codec message of `n` elements: every block's scale, then the codes.
+LOOM_HD constexpr uint64_t codecMessageBytes(uint64_t n, uint32_t block) {
+  return (n + block - 1) / block * 4 + n;
+}
 
 /// The flag a low-latency line of message `message` (1-based) carries: never
 /// 0, which is what unused memory holds, and different from the flag of the

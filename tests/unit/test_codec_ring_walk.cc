@@ -1,0 +1,231 @@
+// The compressed ring walked with a wire codec (walk_program.h, WireCodec;
+// plan_walker.h, codec steps) on host threads, against the host codec's ring
+// computed here hop by hop with Int8Codec: every rank's sum bit for bit, on
+// one and several channels, through proxies, and with values the codec
+// treats specially (zeros, denormals, inf and NaN).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "collectives/algorithms.h"
+#include "collectives/walker/codec_ring_plan.h"
+#include "compression/codec.h"
+#include "compression/codec_config.h"
+#include "core/error.h"
+#include "unit/walk_harness.h"
+
+namespace loom::walk {
+namespace {
+
+int wrap(int i, int n) { return ((i % n) + n) % n; }
+
+struct RingCase {
+  int nranks = 2;
+  size_t total = 0;
+  uint32_t block = 8;
+  bool stochastic = false;
+  uint32_t channels = 1;
+  std::vector<int> hostOf;  // empty: one host
+};
+
+/// Slots of 128 bytes: 10 blocks of 8 (4 + 8 bytes each) or 3 of 32 per
+/// message, so a chunk of a few hundred elements takes many messages.
+FifoGeometry codecGeometry(uint32_t channels) {
+  FifoGeometry g;
+  g.channels = channels;
+  g.slotCount = 2;
+  g.bulkSlotBytes = 128;
+  g.llSlotLines = 8;
+  return g;
+}
+
+std::vector<std::vector<float>> contributions(int nranks, size_t total, bool special) {
+  std::mt19937 rng(static_cast<uint32_t>(total * 31 + static_cast<size_t>(nranks)));
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<std::vector<float>> out(static_cast<size_t>(nranks), std::vector<float>(total));
+  for (auto& values : out) {
+    for (float& v : values) v = normal(rng);
+  }
+  if (special && total > 40) {
+    out[0][3] = std::numeric_limits<float>::infinity();
+    out[1][20] = std::numeric_limits<float>::quiet_NaN();
+    for (size_t i = 24; i < 32; ++i) out[0][i] = 1e-41f;  // a denormal block (block 8)
+    for (auto& values : out) values[33] = 0.0f;
+    out[0][34] = -0.0f;
+  }
+  return out;
+}
+
+/// The host ring (src/comm/compressed_ring.cc) computed chunk by chunk with
+/// the host codec: chunk c starts at rank c + 1, and each later rank adds its
+/// own values to what it decodes and re-encodes with the next hop's counter.
+std::vector<std::vector<float>> hostRing(const RingCase& rc, const CodecConfig& config,
+                                         const std::vector<std::vector<float>>& in,
+                                         uint64_t counter) {
+  const auto codec = makeCodec(config);
+  const int n = rc.nranks;
+  std::vector<std::vector<float>> sums(static_cast<size_t>(n));
+  for (int c = 0; c < n; ++c) {
+    const size_t offset = chunkOffset(rc.total, n, c);
+    const size_t size = chunkSize(rc.total, n, c);
+    std::vector<uint8_t> encoded(codec->encodedBytes(size));
+    codec->encode(in[wrap(c + 1, n)].data() + offset, DataType::Float32, size, encoded.data(),
+                  encoded.size(), {offset, counter});
+    std::vector<float> partial(size);
+    for (int hop = 0; hop < n - 1; ++hop) {
+      const std::vector<float>& own = in[wrap(c + 2 + hop, n)];
+      std::copy_n(own.data() + offset, size, partial.data());
+      codec->decodeAccumulate(encoded.data(), encoded.size(), size, partial.data());
+      if (hop + 1 < n - 1) {
+        codec->encode(partial.data(), DataType::Float32, size, encoded.data(), encoded.size(),
+                      {offset, counter + 1 + static_cast<uint64_t>(hop)});
+      }
+    }
+    sums[c] = partial;
+  }
+  return sums;
+}
+
+/// Every rank walks its ring with the wire codec; returns each rank's sum.
+std::vector<std::vector<float>> walkedRing(const RingCase& rc, const CodecConfig& config,
+                                           const std::vector<std::vector<float>>& in,
+                                           uint64_t counter) {
+  const FifoGeometry g = codecGeometry(rc.channels);
+  Fifos fifos = rc.hostOf.empty() ? Fifos(g, rc.nranks) : Fifos(g, rc.hostOf);
+  const int n = rc.nranks;
+  std::vector<RankPlan> plans;
+  std::vector<std::vector<float>> sums(static_cast<size_t>(n));
+  std::vector<WalkProgram> programs;
+  for (int r = 0; r < n; ++r) {
+    plans.push_back(codecRingReduceScatterPlan(r, n, rc.total));
+    sums[r].assign(chunkSize(rc.total, n, r), -1.0f);
+  }
+  for (int r = 0; r < n; ++r) {
+    WalkPart part;
+    part.plan = &plans[r];
+    part.input = reinterpret_cast<const char*>(in[r].data());
+    part.output = reinterpret_cast<char*>(sums[r].data());
+    part.codec = {config.block, config.stochastic, config.seed, counter};
+    WalkLaunch launch;
+    launch.rank = r;
+    launch.nranks = n;
+    launch.type = DataType::Float32;
+    launch.timeoutNs = 20'000'000'000ull;
+    if (!fifos.proxied.empty()) {
+      fifos.proxies[r]->add(proxyMessages({&part, 1}, launch, g, fifos.proxied[r]));
+    }
+    programs.push_back(placedProgram({&part, 1}, launch, fifos, r));
+  }
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < n; ++r) {
+    ranks.emplace_back([&, r] { runProgram(programs[r], DataType::Float32, 3); });
+  }
+  for (std::thread& t : ranks) t.join();
+  for (auto& proxy : fifos.proxies) EXPECT_NO_THROW(proxy->quiesce());
+  for (int r = 0; r < n; ++r) {
+    const WalkProgram& p = programs[r];
+    for (uint32_t ch = 0; ch < p.channels; ++ch) {
+      EXPECT_EQ(p.args().status[ch].error, 0u) << "rank " << r << " channel " << ch;
+    }
+  }
+  return sums;
+}
+
+void expectRingMatchesHost(const RingCase& rc, bool special = false) {
+  const CodecConfig config = int8CodecConfig(rc.block, rc.stochastic, 77);
+  const uint64_t counter = 12;
+  const auto in = contributions(rc.nranks, rc.total, special);
+  const auto want = hostRing(rc, config, in, counter);
+  const auto got = walkedRing(rc, config, in, counter);
+  for (int r = 0; r < rc.nranks; ++r) {
+    ASSERT_EQ(got[r].size(), want[r].size());
+    EXPECT_EQ(std::memcmp(got[r].data(), want[r].data(), want[r].size() * sizeof(float)), 0)
+        << "rank " << r << " of " << rc.nranks << ", " << rc.total << " elements, block "
+        << rc.block << (rc.stochastic ? ", stochastic" : ", nearest") << ", " << rc.channels
+        << " channel(s)";
+  }
+}
+
+TEST(CodecRingWalk, EqualsTheHostRingBitForBit) {
+  for (const int nranks : {2, 3, 5}) {
+    for (const size_t total : {size_t{1}, size_t{7}, size_t{130}, size_t{1031}}) {
+      for (const bool stochastic : {false, true}) {
+        expectRingMatchesHost({nranks, total, 8, stochastic, 1, {}});
+      }
+    }
+  }
+}
+
+TEST(CodecRingWalk, ChannelsCutOnCodecBlocks) {
+  for (const uint32_t channels : {2u, 3u}) {
+    for (const uint32_t block : {8u, 32u}) {
+      expectRingMatchesHost({4, 1031, block, true, channels, {}});
+    }
+  }
+}
+
+TEST(CodecRingWalk, SpecialValuesRoundAsTheHostCodec) {
+  expectRingMatchesHost({3, 200, 8, false, 1, {}}, true);
+  expectRingMatchesHost({3, 200, 8, true, 2, {}}, true);
+}
+
+TEST(CodecRingWalk, ThroughProxiesAcrossHosts) {
+  expectRingMatchesHost({4, 517, 8, true, 1, {0, 0, 1, 1}});
+  expectRingMatchesHost({3, 64, 32, false, 1, {0, 1, 2}});
+}
+
+TEST(CodecRingWalk, OneRankIsAnEmptyPlan) {
+  const RankPlan plan = codecRingReduceScatterPlan(0, 1, 10);
+  ASSERT_EQ(plan.streams.size(), 1u);
+  EXPECT_TRUE(plan.streams.front().empty());
+}
+
+TEST(CodecRingWalk, TheProgramRefusesWhatTheCodecCannotWalk) {
+  const FifoGeometry g = codecGeometry(1);
+  std::vector<std::vector<uint64_t>> memory(2, std::vector<uint64_t>(ArenaLayout(g, 2).bytes()));
+  std::vector<char*> arenas = {reinterpret_cast<char*>(memory[0].data()),
+                               reinterpret_cast<char*>(memory[1].data())};
+  const RankPlan ring = codecRingReduceScatterPlan(0, 2, 100);
+  WalkLaunch launch;
+  launch.nranks = 2;
+  launch.type = DataType::Float32;
+  FifoRoutes routes;
+  routes.arenas = arenas;
+  auto build = [&](const WalkPart& part, DataType type) {
+    WalkLaunch l = launch;
+    l.type = type;
+    buildWalkProgram({&part, 1}, l, g, routes, 0);
+  };
+  WalkPart part;
+  part.plan = &ring;
+  part.codec = {8, false, 0, 0};
+  EXPECT_NO_THROW(build(part, DataType::Float32));
+  EXPECT_THROW(build(part, DataType::Float16), Error);  // fp32 only
+  part.op = ReduceOp::Max;
+  EXPECT_THROW(build(part, DataType::Float32), Error);  // sums only
+  part.op = ReduceOp::Sum;
+  part.codec.block = 128;  // 132 encoded bytes > a 128-byte slot
+  EXPECT_THROW(build(part, DataType::Float32), Error);
+  part.codec.block = 8;
+  RankPlan copy = ring;
+  copy.streams.front().back().kind = StepKind::Copy;
+  part.plan = &copy;
+  EXPECT_THROW(build(part, DataType::Float32), Error);  // not a codec step
+}
+
+TEST(CodecRingWalk, MessageSizesAreWholeBlocks) {
+  EXPECT_EQ(codecSliceElements(128, 8), 80u);  // 10 x (4 + 8) = 120 <= 128
+  EXPECT_EQ(codecSliceElements(128, 128), 0u);
+  EXPECT_EQ(codecSliceElements(65536, 256), 64512u);
+  EXPECT_EQ(codecMessageBytes(80, 8), 120u);
+  EXPECT_EQ(codecMessageBytes(7, 8), 11u);  // one partial block
+  EXPECT_EQ(codecMessageBytes(17, 8), 12u + 17u);
+}
+
+}  // namespace
+}  // namespace loom::walk
