@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "collectives/walker/codec_ring_plan.h"
 #include "comm/compressed_common.h"
 #include "comm/device_codec.h"
 #include "comm/device_feedback.h"
@@ -33,6 +34,10 @@ struct ScratchLayout {
   size_t work = 0;
   size_t statuses = 0;
   size_t statusSlots = 0;
+  /// The ring only: this rank's fp32 contribution (when the input is not
+  /// already one), and room for a copy of the residual or zeros beside it.
+  size_t contribution = 0;
+  size_t spare = 0;
   size_t bytes = 0;
 };
 
@@ -63,7 +68,22 @@ ScratchLayout scratchFor(const Comm& comm, const Codec& codec, const Operation& 
   s.statuses = s.work + deviceCodecWorkBytes(op.codec, piece, op.feedback != nullptr);
   s.statusSlots = 2 * n;
   s.bytes = s.statuses + s.statusSlots * sizeof(int);
+  if (s.algorithm == CompressedAlgorithm::Ring) {
+    const size_t tensor = roundUp(s.chunks.total * sizeof(float), 256);
+    s.contribution = roundUp(s.bytes, 256);
+    s.spare = s.contribution + tensor;
+    s.bytes = s.spare + tensor;
+  }
   return s;
+}
+
+/// Whether the ring walks `op` with the codec fused into its steps: int8
+/// whose blocks fit a FIFO slot (walk_program.h, WireCodec). The slot size is
+/// the same on every rank, so every rank decides alike.
+bool ringWalks(const Comm& comm, const Operation& op) {
+  return op.codec.kind == CodecKind::Int8 &&
+         walk::codecSliceElements(static_cast<uint32_t>(comm.config.cudaSlotBytes),
+                                  op.codec.block) > 0;
 }
 
 /// Encodes this rank's piece [first, first + count) of op.send into dst,
@@ -134,6 +154,85 @@ float* reduceScatterOnDevice(Comm& comm, DeviceWalkState& state, DeviceCodec& co
   return sum;
 }
 
+/// This rank's fp32 contribution for the ring: the input itself (fp32, no
+/// error feedback), else input + residual or input + 0 in the scratch; with
+/// error feedback the residual becomes what encoding each of this rank's
+/// chunks drops, as compressed::ringReduceScatter leaves it.
+const float* ringContribution(Comm& comm, DeviceWalkState& state, DeviceCodec& codec,
+                              const Operation& op, const ScratchLayout& s, uint64_t counter,
+                              void* stream) {
+  const compressed::Layout& l = s.chunks;
+  float* residual = residualFor(comm, state, op, stream);
+  if (residual == nullptr && op.type == DataType::Float32) {
+    return static_cast<const float*>(op.send);
+  }
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  auto* contribution = reinterpret_cast<float*>(state.codecScratch + s.contribution);
+  auto* spare = reinterpret_cast<float*>(state.codecScratch + s.spare);
+  const size_t bytes = l.total * sizeof(float);
+  // launchCompensate rewrites the residual it reads, so it reads a copy (or
+  // zeros, only to widen the input: +0 turns a -0 input into +0, which no
+  // encoding tells apart).
+  if (residual != nullptr) {
+    rt.check(rt.memcpyAsync(spare, residual, bytes, device::CopyKind::DeviceToDevice, stream),
+             "copy of the residual");
+  } else {
+    rt.check(rt.memsetAsync(spare, 0, bytes, stream), "cudaMemsetAsync");
+  }
+  device::deviceRuntime().check(
+      device::cudaKernels().table->compensate(op.send, static_cast<int>(op.type), l.total, spare,
+                                              contribution, stream),
+      "the ring's fp32 contribution");
+  if (residual != nullptr) {
+    char* outgoing = state.codecScratch + s.outgoing;
+    for (int j = 0; j < comm.nranks; ++j) {
+      encodeContribution(codec, op, residual, l.offset(j), l.size(j),
+                         outgoing + static_cast<size_t>(j) * l.blockBytes, counter);
+    }
+    deviceResidualWritten(*op.feedback, stream);
+  }
+  return contribution;
+}
+
+/// compressed::ringReduceScatter on the device: one walk whose every step
+/// decodes what arrives, adds this rank's chunk and re-encodes it for the
+/// next hop (the wire codec). Returns this rank's sum.
+float* ringReduceScatterOnDevice(Comm& comm, DeviceWalkState& state, DeviceCodec& codec,
+                                 const Operation& op, const ScratchLayout& s, uint64_t counter,
+                                 void* stream) {
+  const compressed::Layout& l = s.chunks;
+  const float* contribution = ringContribution(comm, state, codec, op, s, counter, stream);
+  auto* sum = reinterpret_cast<float*>(state.codecScratch + s.sum);
+  if (comm.nranks == 1) {
+    const device::DeviceRuntime& rt = device::deviceRuntime();
+    rt.check(rt.memcpyAsync(sum, contribution, l.total * sizeof(float),
+                            device::CopyKind::DeviceToDevice, stream),
+             "copy of the only rank's sum");
+  } else {
+    const RankPlan plan = walk::codecRingReduceScatterPlan(comm.rank, comm.nranks, l.total);
+    walk::WalkPart part;
+    part.plan = &plan;
+    part.input = reinterpret_cast<const char*>(contribution);
+    part.output = reinterpret_cast<char*>(sum);
+    part.codec = {op.codec.block, op.codec.stochastic, op.codec.seed, counter};
+    walk::WalkLaunch launch;
+    launch.type = DataType::Float32;
+    launchWalk(comm, state, {&part, 1}, launch, stream);
+  }
+  finishAverage(op, comm.nranks, sum, l.size(comm.rank), stream);
+  return sum;
+}
+
+/// The reduce-scatter half of a compressed all-reduce or reduce-scatter.
+float* reduceScatterWith(Comm& comm, DeviceWalkState& state, DeviceCodec& codec,
+                         const Operation& op, const ScratchLayout& s, uint64_t counter,
+                         void* stream) {
+  if (s.algorithm == CompressedAlgorithm::Ring) {
+    return ringReduceScatterOnDevice(comm, state, codec, op, s, counter, stream);
+  }
+  return reduceScatterOnDevice(comm, state, codec, op, s, counter, stream);
+}
+
 /// compressed::sparseAllGatherAllReduce on the device: every rank's
 /// selection of its whole contribution, all-gathered, summed in rank order
 /// and stored in the output's type.
@@ -163,7 +262,8 @@ bool walksCompressed(const Comm& comm, const Operation& op) {
   const CompressedAlgorithm algorithm = chooseCompressedAlgorithm(comm, op);
   return algorithm == CompressedAlgorithm::TwoShot ||
          (algorithm == CompressedAlgorithm::SparseAllGather &&
-          op.collective == Collective::AllReduce);
+          op.collective == Collective::AllReduce) ||
+         (algorithm == CompressedAlgorithm::Ring && ringWalks(comm, op));
 }
 
 size_t compressedScratchBytes(const Comm& comm, const Operation& op) {
@@ -231,7 +331,7 @@ void walkCompressed(Comm& comm, DeviceWalkState& state, const Operation& op, voi
         sparseAllGatherOnDevice(comm, state, *codec, op, s, counter, stream);
         break;
       }
-      const float* sum = reduceScatterOnDevice(comm, state, *codec, op, s, counter, stream);
+      const float* sum = reduceScatterWith(comm, state, *codec, op, s, counter, stream);
       char* mine = gathered + static_cast<size_t>(comm.rank) * l.blockBytes;
       codec->encode(sum, DataType::Float32, l.size(comm.rank), mine, {l.offset(comm.rank), last});
       walkBytes(comm, state, Collective::AllGather, mine, gathered, l.blockBytes, stream);
@@ -242,7 +342,7 @@ void walkCompressed(Comm& comm, DeviceWalkState& state, const Operation& op, voi
       break;
     }
     case Collective::ReduceScatter: {
-      const float* sum = reduceScatterOnDevice(comm, state, *codec, op, s, counter, stream);
+      const float* sum = reduceScatterWith(comm, state, *codec, op, s, counter, stream);
       // Rounded through the codec once, as all-reduce would hand it out.
       char* encoded = state.codecScratch + s.outgoing;
       codec->encode(sum, DataType::Float32, op.count, encoded, {l.offset(comm.rank), last});
@@ -278,13 +378,17 @@ void walkCompressed(Comm& comm, DeviceWalkState& state, const Operation& op, voi
     state.codecUsed = true;
     state.codecStatusCount = statuses;
   }
-  const auto kindBit = static_cast<uint32_t>(1U << static_cast<unsigned>(op.codec.kind));
-  if ((state.announcedCodecs & kindBit) == 0) {
-    state.announcedCodecs |= kindBit;
+  const auto formBit = static_cast<uint32_t>(
+      1U << (static_cast<unsigned>(op.codec.kind) * 4 + static_cast<unsigned>(s.algorithm)));
+  if ((state.announcedCodecs & formBit) == 0) {
+    state.announcedCodecs |= formBit;
     LOOM_INFO(
-        "rank {}: compressed collectives run on the device ({} {}: codec kernels and byte "
-        "walks; first: {} of {} elements)",
+        "rank {}: compressed collectives run on the device ({} {}: {}; first: {} of {} "
+        "elements)",
         comm.rank, codecKindName(op.codec.kind), compressedAlgorithmName(s.algorithm),
+        s.algorithm == CompressedAlgorithm::Ring
+            ? "decode, add and re-encode fused into the ring's steps"
+            : "codec kernels and byte walks",
         toString(op.collective), op.count);
   }
 }

@@ -644,20 +644,23 @@ TEST(DeviceCollectivesCompressed, EqualTheHostResultBitForBit) {
   }
 }
 
-/// The compressions the device tests run: int8 (block 64), top-k by the
-/// default algorithm (sparse all-gather for an all-reduce on 3 ranks) and
-/// top-k by two-shot.
+/// The compressions the device tests run: int8 (block 64) by two-shot and by
+/// the ring (the codec fused into the ring's steps), top-k by the default
+/// algorithm (sparse all-gather for an all-reduce on 3 ranks) and top-k by
+/// two-shot.
 std::vector<loomCompression> deviceCodecs() {
   loomCompression int8{};
   int8.kind = loomCompressInt8;
   int8.block = 64;
   int8.seed = 11;
+  loomCompression int8Ring = int8;
+  int8Ring.algorithm = loomCompressAlgoRing;
   loomCompression topk{};
   topk.kind = loomCompressTopK;
   topk.ratio = 0.3;
   loomCompression topkTwoShot = topk;
   topkTwoShot.algorithm = loomCompressAlgoTwoShot;
-  return {int8, topk, topkTwoShot};
+  return {int8, int8Ring, topk, topkTwoShot};
 }
 
 // Every codec on every collective it compresses, on device buffers against
