@@ -209,6 +209,19 @@ for run in direct:1 kernel:1 kernel:8; do
     fi
   done
 done
+# Small all-reduces on the kernel path by the ring (LOOM_ALGO=ring), against
+# the tree the kernel path takes up to LOOM_TREE_MAX (the kernel:1 runs above).
+for n in 4 8; do
+  log="$LOGS/perf-allreduce-$n-kernel-ring-small.txt"
+  if ! LOOM_CUDA_PATH=kernel LOOM_ALGO=ring timeout "$PERF_TIMEOUT" "$BUILD/perf/loom_perf" \
+      allreduce --device -t "$n" -b 8 -e 64K -f 8 -n 20 -w 2 -c 1 > "$log" 2>&1 ||
+      ! grep -q "Out of bounds values : 0 OK" "$log"; then
+    echo "perf allreduce $n ranks kernel ring small: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
+    perf_status=1
+  else
+    echo "perf allreduce $n ranks kernel ring small: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
+  fi
+done
 # Send/recv pairs on the plan-walking kernel (each rank to the next, in a group).
 for n in 2 8; do
   log="$LOGS/perf-sendrecv-$n-kernel.txt"

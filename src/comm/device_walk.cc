@@ -253,10 +253,33 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const RankDevices& wher
 
 }  // namespace
 
+Algorithm walkAlgorithm(const Comm& comm, const Operation& op) {
+  const size_t bytes = op.count * dataTypeSize(op.type);
+  // LOOM_ALGO may name the tree for all-reduce and broadcast, whose tree
+  // plans need no scratch (a tree reduce's interior ranks do), or the ring.
+  if (const std::optional<Algorithm> asked = comm.config.algorithm) {
+    if (*asked == Algorithm::Ring && algorithmSupports(Algorithm::Ring, op.collective)) {
+      return Algorithm::Ring;
+    }
+    if (*asked == Algorithm::Tree &&
+        (op.collective == Collective::AllReduce || op.collective == Collective::Broadcast)) {
+      return Algorithm::Tree;
+    }
+  }
+  // The host's rule of thumb (choose_algorithm.cc): a small all-reduce climbs
+  // and descends the double binary tree, about 2 log2(n) hops of latency
+  // where the ring takes 2 (n - 1).
+  if (op.collective == Collective::AllReduce && comm.nranks > 2 &&
+      bytes <= comm.config.treeMaxBytes) {
+    return Algorithm::Tree;
+  }
+  return usualAlgorithm(op.collective);
+}
+
 std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op) {
   PlanRequest req;
   req.collective = op.collective;
-  req.algorithm = usualAlgorithm(op.collective);
+  req.algorithm = walkAlgorithm(comm, op);
   req.rank = comm.rank;
   req.nranks = comm.nranks;
   req.root = op.root;
@@ -309,6 +332,11 @@ void walkCollectives(Comm& comm, DeviceWalkState& state, std::span<const Operati
       continue;
     }
     std::shared_ptr<const RankPlan> plan = walkPlan(comm, op);
+    if (!state.announcedTree && walkAlgorithm(comm, op) == Algorithm::Tree) {
+      state.announcedTree = true;
+      LOOM_INFO("rank {}: {} of {} B walks the double binary tree", comm.rank,
+                toString(op.collective), op.count * dataTypeSize(op.type));
+    }
     const size_t planSteps = stepCount(*plan);
     const size_t fused =
         walk::programBytesBound(state.geometry.channels, static_cast<size_t>(comm.nranks),

@@ -78,6 +78,7 @@ struct DeviceWalkState {
   bool announcedPointToPoint = false;  ///< the log said send/recv groups walk
   bool announcedFusion = false;        ///< the log said a group's calls share a launch
   bool announcedMixedGroup = false;    ///< the log said collectives and send/recv walked together
+  bool announcedTree = false;          ///< the log said a call walked the double binary tree
   uint32_t announcedCodecs =
       0;  ///< bit 4 x CodecKind + algorithm: the log said that form runs here
   bool announcedDeviceFeedback = false;  ///< ... and that error feedback does too

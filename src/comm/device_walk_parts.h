@@ -15,7 +15,13 @@
 
 namespace loom {
 
-/// The kernel path's plan of a collective (ring, pairwise or star: no scratch).
+/// The algorithm the kernel path walks `op` with: LOOM_ALGO where it names
+/// the ring, or the tree for all-reduce or broadcast; else the tree for
+/// all-reduces up to LOOM_TREE_MAX bytes on more than 2 ranks; else the
+/// collective's usual algorithm. Alike on every rank (count, type, config).
+Algorithm walkAlgorithm(const Comm& comm, const Operation& op);
+/// The kernel path's plan of a collective (ring, tree, pairwise or star:
+/// none that needs scratch).
 std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op);
 /// Whether this process has a CUDA runtime with a device and the walk kernels.
 bool canWalkHere();

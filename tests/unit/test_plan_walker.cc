@@ -471,22 +471,31 @@ TEST(PlanWalkerProgram, EveryKernelPathProgramFitsTheBound) {
       const auto steps = static_cast<size_t>(2 * n + 2);
       const size_t bound = programBytesBound(channels, static_cast<size_t>(n), steps);
       for (Collective coll : collectives) {
-        for (int rank = 0; rank < n; ++rank) {
-          for (size_t count : {size_t{1}, size_t{4099}}) {
-            PlanRequest req;
-            req.collective = coll;
-            req.algorithm = usualAlgorithm(coll);
-            req.rank = rank;
-            req.nranks = n;
-            req.root = n - 1;
-            req.count = count;
-            const RankPlan plan = makePlan(req);
-            WalkCall call;
-            call.rank = rank;
-            call.nranks = n;
-            const WalkProgram program = buildWalkProgram(plan, call, g, arenas, 0);
-            EXPECT_LE(program.bytes(), bound)
-                << toString(coll) << " n=" << n << " rank " << rank << " channels " << channels;
+        // The kernel path's algorithms (walkAlgorithm): the usual one, and
+        // the tree for all-reduce and broadcast.
+        std::vector<Algorithm> algorithms = {usualAlgorithm(coll)};
+        if (coll == Collective::AllReduce || coll == Collective::Broadcast) {
+          algorithms.push_back(Algorithm::Tree);
+        }
+        for (Algorithm algorithm : algorithms) {
+          for (int rank = 0; rank < n; ++rank) {
+            for (size_t count : {size_t{1}, size_t{4099}}) {
+              PlanRequest req;
+              req.collective = coll;
+              req.algorithm = algorithm;
+              req.rank = rank;
+              req.nranks = n;
+              req.root = n - 1;
+              req.count = count;
+              const RankPlan plan = makePlan(req);
+              WalkCall call;
+              call.rank = rank;
+              call.nranks = n;
+              const WalkProgram program = buildWalkProgram(plan, call, g, arenas, 0);
+              EXPECT_LE(program.bytes(), bound)
+                  << toString(coll) << " " << toString(algorithm) << " n=" << n << " rank " << rank
+                  << " channels " << channels;
+            }
           }
         }
       }
