@@ -122,6 +122,7 @@ std::vector<std::vector<float>> walkedRing(const RingCase& rc, const CodecConfig
     programs.push_back(placedProgram({&part, 1}, launch, fifos, r));
   }
   std::vector<std::thread> ranks;
+  ranks.reserve(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
     ranks.emplace_back([&, r] { runProgram(programs[r], DataType::Float32, 3); });
   }

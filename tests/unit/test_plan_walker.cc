@@ -243,6 +243,8 @@ TEST(PlanWalker, AFusedGroupMeetsPeersThatCutItDifferently) {
       SCOPED_TRACE(std::string(dataTypeName(type)) + " channels " + std::to_string(channels));
       const std::vector<GroupCall> calls = mixedGroup(3, type);
       std::vector<World> worlds;
+      worlds.reserve(calls.size());
+      worlds.reserve(calls.size());
       for (const GroupCall& g : calls) worlds.push_back(makeWorld(g.c));
       Fifos fifos(tinyGeometry(channels), 3);
       // Rank 0 fuses everything, rank 1 launches call by call, rank 2 in two pieces.
@@ -254,6 +256,7 @@ TEST(PlanWalker, AFusedGroupMeetsPeersThatCutItDifferently) {
       expectGroupResults(calls, worlds);
       // The counters carry on: the same FIFOs walk the group again, fused everywhere.
       std::vector<World> again;
+      again.reserve(calls.size());
       for (const GroupCall& g : calls) again.push_back(makeWorld(g.c));
       expectClean(walkGroup(calls, again, fifos, o, {}));
       expectGroupResults(calls, again);
@@ -267,6 +270,7 @@ TEST(PlanWalker, AFusedGroupMeetsPeersThatCutItDifferently) {
 TEST(PlanWalker, AFusedWalkTimesOutOnASilentPeer) {
   const std::vector<GroupCall> calls = mixedGroup(2, DataType::Float32);
   std::vector<World> worlds;
+  worlds.reserve(calls.size());
   for (const GroupCall& g : calls) worlds.push_back(makeWorld(g.c));
   Fifos fifos(tinyGeometry(2), 2);
   Options o;
@@ -331,7 +335,8 @@ TEST(PlanWalker, SendRecvStepsTakeTheProtocolTheirSizePicks) {
   std::vector<char> output[2] = {std::vector<char>(total(oneToZero), 0),
                                  std::vector<char>(total(zeroToOne), 0)};
   for (int r = 0; r < 2; ++r) {
-    for (size_t i = 0; i < input[r].size(); ++i) input[r][i] = static_cast<char>(i * 7 + r * 3 + 1);
+    for (size_t i = 0; i < input[r].size(); ++i)
+      input[r][i] = static_cast<char>(i * 7 + static_cast<size_t>(r) * 3 + 1);
   }
   Fifos fifos(g, 2);
   std::vector<WalkProgram> programs;
@@ -468,7 +473,7 @@ TEST(PlanWalkerProgram, EveryKernelPathProgramFitsTheBound) {
                     std::vector<uint64_t>(ArenaLayout(g, n).bytes() / 8 + 1));
       arenas.clear();
       for (auto& m : memory) arenas.push_back(reinterpret_cast<char*>(m.data()));
-      const auto steps = static_cast<size_t>(2 * n + 2);
+      const size_t steps = 2 * static_cast<size_t>(n) + 2;
       const size_t bound = programBytesBound(channels, static_cast<size_t>(n), steps);
       for (Collective coll : collectives) {
         // The kernel path's algorithms (walkAlgorithm): the usual one, and
@@ -511,6 +516,7 @@ TEST(PlanWalkerProgram, AFusedProgramFitsTheBoundForItsCalls) {
     std::vector<std::vector<uint64_t>> memory(
         static_cast<size_t>(n), std::vector<uint64_t>(ArenaLayout(g, n).bytes() / 8 + 1));
     std::vector<char*> arenas;
+    arenas.reserve(memory.size());
     for (auto& m : memory) arenas.push_back(reinterpret_cast<char*>(m.data()));
     FifoRoutes routes;
     routes.arenas = arenas;
