@@ -180,17 +180,26 @@ stamp "perf: start"
 # wrong value fails. The staged path (through host memory) to 64 MiB, the
 # direct path and the plan-walking kernel (the default) to 256 MiB.
 perf_status=0
+# perf_run LABEL LOG [VAR=value ...] -- LOOM_PERF_ARGS...: one checked loom_perf
+# run; its average bus bandwidth, or FAILED, goes to the summary.
+perf_run() {
+  local label=$1 log=$2
+  shift 2
+  local vars=()
+  while [ "$1" != -- ]; do vars+=("$1"); shift; done
+  shift
+  if ! env "${vars[@]}" timeout "$PERF_TIMEOUT" "$BUILD/perf/loom_perf" "$@" --device -c 1 \
+      > "$log" 2>&1 || ! grep -q "Out of bounds values : 0 OK" "$log"; then
+    echo "perf $label: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
+    perf_status=1
+  else
+    echo "perf $label: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
+  fi
+}
 for n in 2 4 8; do
   for coll in allreduce allgather reducescatter; do
-    log="$LOGS/perf-$coll-$n.txt"
-    if ! LOOM_CUDA_PATH=staged timeout "$PERF_TIMEOUT" "$BUILD/perf/loom_perf" "$coll" --device \
-        -t "$n" -b 8 -e 64M -f 8 \
-        -n 5 -w 1 -c 1 > "$log" 2>&1 || ! grep -q "Out of bounds values : 0 OK" "$log"; then
-      echo "perf $coll $n ranks: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
-      perf_status=1
-    else
-      echo "perf $coll $n ranks: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
-    fi
+    perf_run "$coll $n ranks" "$LOGS/perf-$coll-$n.txt" LOOM_CUDA_PATH=staged -- \
+      "$coll" -t "$n" -b 8 -e 64M -f 8 -n 5 -w 1
   done
 done
 # path:channels (LOOM_NCHANNELS; 1 means the path's default).
@@ -198,40 +207,21 @@ for run in direct:1 kernel:1 kernel:8; do
   path=${run%%:*}
   channels=${run##*:}
   for n in 2 8; do
-    log="$LOGS/perf-allreduce-$n-$path-c$channels.txt"
-    if ! LOOM_CUDA_PATH=$path LOOM_NCHANNELS=$channels timeout "$PERF_TIMEOUT" "$BUILD/perf/loom_perf" \
-        allreduce --device -t "$n" -b 8 -e 256M -f 8 -n 5 -w 1 -c 1 > "$log" 2>&1 ||
-        ! grep -q "Out of bounds values : 0 OK" "$log"; then
-      echo "perf allreduce $n ranks $run: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
-      perf_status=1
-    else
-      echo "perf allreduce $n ranks $run: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
-    fi
+    perf_run "allreduce $n ranks $run" "$LOGS/perf-allreduce-$n-$path-c$channels.txt" \
+      LOOM_CUDA_PATH="$path" LOOM_NCHANNELS="$channels" -- \
+      allreduce -t "$n" -b 8 -e 256M -f 8 -n 5 -w 1
   done
 done
 # Small all-reduces on the kernel path by the ring (LOOM_ALGO=ring), against
 # the tree the kernel path takes up to LOOM_TREE_MAX (the kernel:1 runs above).
 for n in 4 8; do
-  log="$LOGS/perf-allreduce-$n-kernel-ring-small.txt"
-  if ! LOOM_CUDA_PATH=kernel LOOM_ALGO=ring timeout "$PERF_TIMEOUT" "$BUILD/perf/loom_perf" \
-      allreduce --device -t "$n" -b 8 -e 64K -f 8 -n 20 -w 2 -c 1 > "$log" 2>&1 ||
-      ! grep -q "Out of bounds values : 0 OK" "$log"; then
-    echo "perf allreduce $n ranks kernel ring small: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
-    perf_status=1
-  else
-    echo "perf allreduce $n ranks kernel ring small: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
-  fi
+  perf_run "allreduce $n ranks kernel ring small" "$LOGS/perf-allreduce-$n-kernel-ring-small.txt" \
+    LOOM_CUDA_PATH=kernel LOOM_ALGO=ring -- allreduce -t "$n" -b 8 -e 64K -f 8 -n 20 -w 2
 done
 # Send/recv pairs on the plan-walking kernel (each rank to the next, in a group).
 for n in 2 8; do
-  log="$LOGS/perf-sendrecv-$n-kernel.txt"
-  if ! LOOM_CUDA_PATH=kernel timeout "$PERF_TIMEOUT" "$BUILD/perf/loom_perf" sendrecv --device -t "$n" -b 8 \
-      -e 256M -f 8 -n 5 -w 1 -c 1 > "$log" 2>&1 || ! grep -q "Out of bounds values : 0 OK" "$log"; then
-    echo "perf sendrecv $n ranks kernel: FAILED (see $(basename "$log"))" >> "$LOGS/summary.txt"
-    perf_status=1
-  else
-    echo "perf sendrecv $n ranks kernel: $(grep "Avg bus bandwidth" "$log")" >> "$LOGS/summary.txt"
-  fi
+  perf_run "sendrecv $n ranks kernel" "$LOGS/perf-sendrecv-$n-kernel.txt" LOOM_CUDA_PATH=kernel -- \
+    sendrecv -t "$n" -b 8 -e 256M -f 8 -n 5 -w 1
 done
 ((perf_status == 0)) || soft_fail "loom_perf on device buffers (see perf-*.txt)"
 

@@ -351,14 +351,30 @@ class PlanWalker {
 
   // ---- bulk ----------------------------------------------------------------------
 
-  LOOM_HD bool bulkSlice(const WalkStep& s, const Ends& e, uint64_t n) {
-    const Traffic t = trafficOf(s, e);
+  /// Thread 0 waits until the incoming message is there and the outgoing
+  /// slot is free; false, on every thread, when a wait failed.
+  LOOM_HD bool bulkSlotsReady(const Traffic& t) {
     bool ok = true;
     if (team_.index() == 0) {
       if (t.in) ok = waitFor(t.in->ready + t.inSlot, Exactly{t.inMessage}, t.in->peer, 1);
       if (ok && t.out) ok = waitFor(t.out->consumed, roomFor(t.outMessage), t.out->peer, 2);
     }
-    if (team_.syncOr(!ok)) return false;
+    return !team_.syncOr(!ok);
+  }
+
+  /// After every thread wrote its share: thread 0 publishes the outgoing
+  /// message and frees the incoming slot.
+  LOOM_HD void publishBulk(const WalkStep& s, const Traffic& t) {
+    team_.sync();
+    if (team_.index() == 0) {
+      if (t.out) team_.storeRelease(t.out->ready + t.outSlot, t.outMessage);
+      finishTraffic(s, t);
+    }
+  }
+
+  LOOM_HD bool bulkSlice(const WalkStep& s, const Ends& e, uint64_t n) {
+    const Traffic t = trafficOf(s, e);
+    if (!bulkSlotsReady(t)) return false;
 
     const S* data =
         t.in ? reinterpret_cast<const S*>(t.in->slots + t.inSlot * args_.bulkSlotBytes) : nullptr;
@@ -379,11 +395,7 @@ class PlanWalker {
     } else {
       copyElements(slot, e.src, n);
     }
-    team_.sync();
-    if (team_.index() == 0) {
-      if (t.out) team_.storeRelease(t.out->ready + t.outSlot, t.outMessage);
-      finishTraffic(s, t);
-    }
+    publishBulk(s, t);
     return true;
   }
 
@@ -396,12 +408,7 @@ class PlanWalker {
   LOOM_HD bool codecSlice(const WalkStep& s, const Ends& e, uint64_t first, uint64_t n) {
     if constexpr (std::is_same_v<S, float>) {
       const Traffic t = trafficOf(s, e);
-      bool ok = true;
-      if (team_.index() == 0) {
-        if (t.in) ok = waitFor(t.in->ready + t.inSlot, Exactly{t.inMessage}, t.in->peer, 1);
-        if (ok && t.out) ok = waitFor(t.out->consumed, roomFor(t.outMessage), t.out->peer, 2);
-      }
-      if (team_.syncOr(!ok)) return false;
+      if (!bulkSlotsReady(t)) return false;
       const uint32_t block = call_->codecBlock;
       const wire::Int8Message<const char> in = wire::int8Message(
           t.in ? t.in->slots + t.inSlot * args_.bulkSlotBytes : nullptr, n, block);
@@ -424,11 +431,7 @@ class PlanWalker {
                                 s.codecKey, s.srcOffset + first);
         }
       }
-      team_.sync();
-      if (team_.index() == 0) {
-        if (t.out) team_.storeRelease(t.out->ready + t.outSlot, t.outMessage);
-        finishTraffic(s, t);
-      }
+      publishBulk(s, t);
       return true;
     } else {
       if (team_.index() == 0) fail(WalkError::BadProgram, -1, 0);

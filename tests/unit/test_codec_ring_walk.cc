@@ -35,14 +35,7 @@ struct RingCase {
 
 /// Slots of 128 bytes: 10 blocks of 8 (4 + 8 bytes each) or 3 of 32 per
 /// message, so a chunk of a few hundred elements takes many messages.
-FifoGeometry codecGeometry(uint32_t channels) {
-  FifoGeometry g;
-  g.channels = channels;
-  g.slotCount = 2;
-  g.bulkSlotBytes = 128;
-  g.llSlotLines = 8;
-  return g;
-}
+FifoGeometry codecGeometry(uint32_t channels) { return tinyGeometry(channels, 128); }
 
 std::vector<std::vector<float>> contributions(int nranks, size_t total, bool special) {
   std::mt19937 rng(static_cast<uint32_t>(total * 31 + static_cast<size_t>(nranks)));

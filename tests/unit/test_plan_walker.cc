@@ -31,17 +31,6 @@ namespace {
 
 using namespace testing_cases;  // NOLINT(google-build-using-namespace): test vocabulary
 
-/// Small FIFOs: 2 slots of 32 bytes, or 2 x 16 payload bytes of lines, so a
-/// 1031-element call is dozens of messages per step and every slot is reused.
-FifoGeometry tinyGeometry(uint32_t channels) {
-  FifoGeometry g;
-  g.channels = channels;
-  g.slotCount = 2;
-  g.bulkSlotBytes = 32;
-  g.llSlotLines = 8;
-  return g;
-}
-
 void runCase(const Case& c, const Options& o, uint32_t channels) {
   SCOPED_TRACE(describe(c) + " algorithm " + toString(o.algorithm) + " protocol " +
                std::to_string(static_cast<int>(o.protocol)) + " channels " +

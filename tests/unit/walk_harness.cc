@@ -51,6 +51,15 @@ Fifos::Fifos(const FifoGeometry& g, const std::vector<int>& hostOf,
   }
 }
 
+FifoGeometry tinyGeometry(uint32_t channels, uint32_t bulkSlotBytes) {
+  FifoGeometry g;
+  g.channels = channels;
+  g.slotCount = 2;
+  g.bulkSlotBytes = bulkSlotBytes;
+  g.llSlotLines = 8;
+  return g;
+}
+
 WalkProgram placedProgram(std::span<const WalkPart> parts, const WalkLaunch& launch,
                           const Fifos& fifos, int rank) {
   FifoRoutes routes;

@@ -39,6 +39,11 @@ struct Fifos {
   std::vector<std::string> proxyErrors;  // of the last walk, per rank
 };
 
+/// Small FIFOs: 2 slots of `bulkSlotBytes` (32: a 1031-element call is
+/// dozens of messages per step and every slot is reused), or 2 x 16 payload
+/// bytes of lines.
+FifoGeometry tinyGeometry(uint32_t channels, uint32_t bulkSlotBytes = 32);
+
 struct Options {
   Algorithm algorithm = Algorithm::Ring;
   Protocol protocol = Protocol::Bulk;
