@@ -138,6 +138,7 @@ void expectRingMatchesHost(const RingCase& rc, bool special = false) {
   const auto got = walkedRing(rc, config, in, counter);
   for (int r = 0; r < rc.nranks; ++r) {
     ASSERT_EQ(got[r].size(), want[r].size());
+    if (want[r].empty()) continue;  // a rank whose chunk is empty (memcmp wants pointers)
     EXPECT_EQ(std::memcmp(got[r].data(), want[r].data(), want[r].size() * sizeof(float)), 0)
         << "rank " << r << " of " << rc.nranks << ", " << rc.total << " elements, block "
         << rc.block << (rc.stochastic ? ", stochastic" : ", nearest") << ", " << rc.channels
