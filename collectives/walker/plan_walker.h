@@ -419,7 +419,8 @@ class PlanWalker {
       auto value = [&](uint64_t i) {
         return receives ? codec::addRn(src[i], wire::decodedAt(in, i, block)) : src[i];
       };
-      for (uint64_t b = team_.index(); b < in.blocks; b += team_.size()) {
+      const uint64_t blocks = (n + block - 1) / block;
+      for (uint64_t b = team_.index(); b < blocks; b += team_.size()) {
         const uint64_t start = b * block;
         const uint64_t len = n - start < block ? n - start : block;
         if (e.dst != nullptr) {

@@ -277,9 +277,13 @@ Algorithm walkAlgorithm(const Comm& comm, const Operation& op) {
 }
 
 std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op) {
+  return walkPlan(comm, op, walkAlgorithm(comm, op));
+}
+
+std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op, Algorithm algorithm) {
   PlanRequest req;
   req.collective = op.collective;
-  req.algorithm = walkAlgorithm(comm, op);
+  req.algorithm = algorithm;
   req.rank = comm.rank;
   req.nranks = comm.nranks;
   req.root = op.root;
@@ -331,8 +335,9 @@ void walkCollectives(Comm& comm, DeviceWalkState& state, std::span<const Operati
       walkCompressed(comm, state, op, op.stream);
       continue;
     }
-    std::shared_ptr<const RankPlan> plan = walkPlan(comm, op);
-    if (!state.announcedTree && walkAlgorithm(comm, op) == Algorithm::Tree) {
+    const Algorithm algorithm = walkAlgorithm(comm, op);
+    std::shared_ptr<const RankPlan> plan = walkPlan(comm, op, algorithm);
+    if (!state.announcedTree && algorithm == Algorithm::Tree) {
       state.announcedTree = true;
       LOOM_INFO("rank {}: {} of {} B walks the double binary tree", comm.rank,
                 toString(op.collective), op.count * dataTypeSize(op.type));

@@ -79,8 +79,8 @@ struct DeviceWalkState {
   bool announcedFusion = false;        ///< the log said a group's calls share a launch
   bool announcedMixedGroup = false;    ///< the log said collectives and send/recv walked together
   bool announcedTree = false;          ///< the log said a call walked the double binary tree
-  uint32_t announcedCodecs =
-      0;  ///< bit 4 x CodecKind + algorithm: the log said that form runs here
+  /// Bit 4 x CodecKind + algorithm: the log said that compressed form runs here.
+  uint32_t announcedCodecs = 0;
   bool announcedDeviceFeedback = false;  ///< ... and that error feedback does too
 
   DeviceWalkState() = default;

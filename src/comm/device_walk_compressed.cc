@@ -34,14 +34,21 @@ struct ScratchLayout {
   size_t work = 0;
   size_t statuses = 0;
   size_t statusSlots = 0;
-  /// The ring only: this rank's fp32 contribution (when the input is not
-  /// already one), and room for a copy of the residual or zeros beside it.
+  /// The ring only, when the input is not already its fp32 contribution
+  /// (ringNeedsContribution): that contribution, and room for a copy of the
+  /// residual or zeros beside it.
   size_t contribution = 0;
   size_t spare = 0;
   size_t bytes = 0;
 };
 
 size_t roundUp(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
+
+/// Whether the ring needs its fp32 contribution made in scratch: the input
+/// is another type, or error feedback adds the residual to it.
+bool ringNeedsContribution(const Operation& op) {
+  return op.type != DataType::Float32 || op.feedback != nullptr;
+}
 
 /// The host path's layout (compressed_collectives.cc): all-reduce cuts the
 /// tensor into near-equal chunks (or, by sparse all-gather, keeps it whole);
@@ -68,7 +75,7 @@ ScratchLayout scratchFor(const Comm& comm, const Codec& codec, const Operation& 
   s.statuses = s.work + deviceCodecWorkBytes(op.codec, piece, op.feedback != nullptr);
   s.statusSlots = 2 * n;
   s.bytes = s.statuses + s.statusSlots * sizeof(int);
-  if (s.algorithm == CompressedAlgorithm::Ring) {
+  if (s.algorithm == CompressedAlgorithm::Ring && ringNeedsContribution(op)) {
     const size_t tensor = roundUp(s.chunks.total * sizeof(float), 256);
     s.contribution = roundUp(s.bytes, 256);
     s.spare = s.contribution + tensor;
@@ -162,10 +169,8 @@ const float* ringContribution(Comm& comm, DeviceWalkState& state, DeviceCodec& c
                               const Operation& op, const ScratchLayout& s, uint64_t counter,
                               void* stream) {
   const compressed::Layout& l = s.chunks;
+  if (!ringNeedsContribution(op)) return static_cast<const float*>(op.send);
   float* residual = residualFor(comm, state, op, stream);
-  if (residual == nullptr && op.type == DataType::Float32) {
-    return static_cast<const float*>(op.send);
-  }
   const device::DeviceRuntime& rt = device::deviceRuntime();
   auto* contribution = reinterpret_cast<float*>(state.codecScratch + s.contribution);
   auto* spare = reinterpret_cast<float*>(state.codecScratch + s.spare);
@@ -179,10 +184,9 @@ const float* ringContribution(Comm& comm, DeviceWalkState& state, DeviceCodec& c
   } else {
     rt.check(rt.memsetAsync(spare, 0, bytes, stream), "cudaMemsetAsync");
   }
-  device::deviceRuntime().check(
-      device::cudaKernels().table->compensate(op.send, static_cast<int>(op.type), l.total, spare,
-                                              contribution, stream),
-      "the ring's fp32 contribution");
+  rt.check(device::cudaKernels().table->compensate(op.send, static_cast<int>(op.type), l.total,
+                                                   spare, contribution, stream),
+           "the ring's fp32 contribution");
   if (residual != nullptr) {
     char* outgoing = state.codecScratch + s.outgoing;
     for (int j = 0; j < comm.nranks; ++j) {

@@ -22,6 +22,8 @@ namespace loom {
 Algorithm walkAlgorithm(const Comm& comm, const Operation& op);
 /// The kernel path's plan of a collective (ring, tree, pairwise or star:
 /// none that needs scratch).
+std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op, Algorithm algorithm);
+/// The same with walkAlgorithm's choice.
 std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op);
 /// Whether this process has a CUDA runtime with a device and the walk kernels.
 bool canWalkHere();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -191,26 +192,62 @@ TEST(CodecRingWalk, TheProgramRefusesWhatTheCodecCannotWalk) {
   launch.type = DataType::Float32;
   FifoRoutes routes;
   routes.arenas = arenas;
-  auto build = [&](const WalkPart& part, DataType type) {
+  // The refusal's code; none when the program was built.
+  auto build = [&](const WalkPart& part, DataType type) -> std::optional<ErrorCode> {
     WalkLaunch l = launch;
     l.type = type;
-    buildWalkProgram({&part, 1}, l, g, routes, 0);
+    try {
+      buildWalkProgram({&part, 1}, l, g, routes, 0);
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return std::nullopt;
   };
   WalkPart part;
   part.plan = &ring;
   part.codec = {8, false, 0, 0};
-  EXPECT_NO_THROW(build(part, DataType::Float32));
-  EXPECT_THROW(build(part, DataType::Float16), Error);  // fp32 only
+  EXPECT_EQ(build(part, DataType::Float32), std::nullopt);
+  EXPECT_EQ(build(part, DataType::Float16), ErrorCode::InvalidArgument);  // fp32 only
   part.op = ReduceOp::Max;
-  EXPECT_THROW(build(part, DataType::Float32), Error);  // sums only
+  EXPECT_EQ(build(part, DataType::Float32), ErrorCode::InvalidArgument);  // sums only
   part.op = ReduceOp::Sum;
   part.codec.block = 128;  // 132 encoded bytes > a 128-byte slot
-  EXPECT_THROW(build(part, DataType::Float32), Error);
+  EXPECT_EQ(build(part, DataType::Float32), ErrorCode::InvalidArgument);
   part.codec.block = 8;
   RankPlan copy = ring;
   copy.streams.front().back().kind = StepKind::Copy;
   part.plan = &copy;
-  EXPECT_THROW(build(part, DataType::Float32), Error);  // not a codec step
+  EXPECT_EQ(build(part, DataType::Float32), ErrorCode::InvalidArgument);  // not a codec step
+  RankPlan twoStreams = ring;
+  twoStreams.streams.push_back(ring.streams.front());
+  part.plan = &twoStreams;
+  EXPECT_EQ(build(part, DataType::Float32), ErrorCode::InvalidArgument);  // one stream only
+}
+
+// The walker's own guard: a codec step reached by a walker of another element
+// type (a program the builder would not make) stops with BadProgram instead
+// of reading its slots as that type.
+TEST(CodecRingWalk, TheWalkerRefusesACodecStepOfAnotherType) {
+  const FifoGeometry g = codecGeometry(1);
+  Fifos fifos(g, 2);
+  const RankPlan ring = codecRingReduceScatterPlan(0, 2, 100);
+  std::vector<float> input(100, 1.0f);
+  std::vector<float> output(50, -1.0f);
+  WalkPart part;
+  part.plan = &ring;
+  part.input = reinterpret_cast<const char*>(input.data());
+  part.output = reinterpret_cast<char*>(output.data());
+  part.codec = {8, false, 0, 0};
+  WalkLaunch launch;
+  launch.nranks = 2;
+  launch.type = DataType::Float32;
+  launch.timeoutNs = 1'000'000'000ull;
+  const WalkProgram program = placedProgram({&part, 1}, launch, fifos, 0);
+  runProgram(program, DataType::Int32, 2);
+  const WalkStatus& status = program.args().status[0];
+  EXPECT_EQ(status.error, static_cast<uint32_t>(WalkError::BadProgram));
+  EXPECT_EQ(status.step, 0);
+  EXPECT_EQ(output, std::vector<float>(50, -1.0f));  // nothing written
 }
 
 TEST(CodecRingWalk, MessageSizesAreWholeBlocks) {
