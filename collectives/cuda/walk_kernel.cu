@@ -106,6 +106,22 @@ struct BlockTeam {
 #endif
   }
   __host__ __device__ uint64_t* counters() const { return shared; }
+  // A warp: kWalkThreads is a multiple of 32, and the walker calls laneMax
+  // with the whole warp converged (its loops are warp-uniform there).
+  __host__ __device__ static int laneCount() {
+#if defined(__CUDA_ARCH__)
+    return 32;
+#else
+    return 1;
+#endif
+  }
+  __host__ __device__ static uint32_t laneMax(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+    return __reduce_max_sync(0xffffffffu, v);
+#else
+    return v;
+#endif
+  }
 };
 
 template <typename E>

@@ -20,6 +20,11 @@
 //   aborted(const volatile uint32_t*)  whether the abort word is set
 //   claim(uint32_t* word, v)  sets *word from 0 to v atomically; whether it did
 //   counters()                2 x kMaxConnections uint64_t shared by the team
+//   laneCount()               threads that work in lockstep without the team
+//                             barrier (a warp on a GPU); divides size()
+//   laneMax(uint32_t)         the largest value among this thread's lanes
+//                             (threads index / laneCount alike); every lane
+//                             of the group calls it
 // Element type E: device/element_types.cuh (Storage, Compute, widen, narrow).
 #pragma once
 
@@ -401,10 +406,12 @@ class PlanWalker {
 
   // ---- a wire codec ------------------------------------------------------------------
 
-  /// One codec message (bulk protocol, wire_codec.h): each thread takes whole
-  /// codec blocks of the slice. The value of element i is src (Send) or src +
-  /// the received value (the host ring's partial sum, in that order); it is
-  /// stored to dst (RecvReduce) or encoded into the outgoing slot.
+  /// One codec message (bulk protocol, wire_codec.h). Each group of lanes
+  /// (a warp on a GPU) takes whole codec blocks, its lanes striding through
+  /// the block so that neighbouring lanes touch neighbouring elements: a
+  /// first pass finds the block's absmax (and stores the values to dst on a
+  /// RecvReduce), a second encodes. The value of element i is src (Send) or
+  /// src + the received value (the host ring's partial sum, in that order).
   LOOM_HD bool codecSlice(const WalkStep& s, const Ends& e, uint64_t first, uint64_t n) {
     if constexpr (std::is_same_v<S, float>) {
       const Traffic t = trafficOf(s, e);
@@ -419,18 +426,28 @@ class PlanWalker {
       auto value = [&](uint64_t i) {
         return receives ? codec::addRn(src[i], wire::decodedAt(in, i, block)) : src[i];
       };
+      const uint32_t lanes = static_cast<uint32_t>(team_.laneCount());
+      const uint32_t lane = static_cast<uint32_t>(team_.index()) % lanes;
+      const uint64_t groups = static_cast<uint64_t>(team_.size()) / lanes;
       const uint64_t blocks = (n + block - 1) / block;
-      for (uint64_t b = team_.index(); b < blocks; b += team_.size()) {
+      const bool stochastic = call_->codecStochastic != 0;
+      for (uint64_t b = static_cast<uint64_t>(team_.index()) / lanes; b < blocks; b += groups) {
         const uint64_t start = b * block;
-        const uint64_t len = n - start < block ? n - start : block;
-        if (e.dst != nullptr) {
-          for (uint64_t i = start; i < start + len; ++i) e.dst[i] = value(i);
+        const uint64_t end = n - start < block ? n : start + block;
+        uint32_t absmax = 0;
+        for (uint64_t i = start + lane; i < end; i += lanes) {
+          const float v = value(i);
+          if (e.dst != nullptr) e.dst[i] = v;
+          const uint32_t m = codec::magnitudeBits(v);
+          absmax = m > absmax ? m : absmax;
         }
-        if (t.out) {
-          out.scales()[b] =
-              wire::encodeBlock(value, start, len, out.codes(), call_->codecStochastic != 0,
-                                s.codecKey, s.srcOffset + first);
+        if (t.out == nullptr) continue;  // lane-uniform: no lane waits in laneMax
+        const codec::Int8Block scale = codec::int8BlockFromAbsmax(team_.laneMax(absmax));
+        for (uint64_t i = start + lane; i < end; i += lanes) {
+          out.codes()[i] =
+              wire::encodeValue(value(i), scale, stochastic, s.codecKey, s.srcOffset + first + i);
         }
+        if (lane == 0) out.scales()[b] = scale.scale;
       }
       publishBulk(s, t);
       return true;

@@ -36,30 +36,14 @@ LOOM_HD float decodedAt(const Int8Message<const char>& m, uint64_t i, uint32_t b
   return codec::int8Dequantize(reinterpret_cast<const int8_t*>(m.base + m.blocks * 4)[i], scale);
 }
 
-/// Encodes `len` values value(start) .. value(start + len - 1), one codec
-/// block, as Int8Codec::encode does: the block's absmax, then each code
-/// (stochastic bits drawn for element `firstIndex + i`, its index in the
-/// tensor). Returns the block's scale; the codes go to codes[start ..].
-template <typename Value>
-LOOM_HD float encodeBlock(Value value, uint64_t start, uint64_t len, int8_t* codes, bool stochastic,
-                          uint64_t key, uint64_t firstIndex) {
-  uint32_t absmax = 0;
-  for (uint64_t i = start; i < start + len; ++i) {
-    const uint32_t m = codec::magnitudeBits(value(i));
-    absmax = m > absmax ? m : absmax;
-  }
-  const codec::Int8Block block = codec::int8BlockFromAbsmax(absmax);
-  for (uint64_t i = start; i < start + len; ++i) {
-    if (!block.finite) {
-      codes[i] = 0;  // the NaN scale decides the values
-    } else if (stochastic) {
-      codes[i] =
-          codec::int8QuantizeStochastic(value(i), block, codec::streamBits(key, firstIndex + i));
-    } else {
-      codes[i] = codec::int8QuantizeNearest(value(i), block);
-    }
-  }
-  return block.scale;
+/// The code of one value of a block whose absmax made `block`, as
+/// Int8Codec::encode writes it; stochastic rounding draws the bits of element
+/// `index` (its place in the tensor) from the step's key.
+LOOM_HD int8_t encodeValue(float value, const codec::Int8Block& block, bool stochastic,
+                           uint64_t key, uint64_t index) {
+  if (!block.finite) return 0;  // the NaN scale decides the values
+  if (stochastic) return codec::int8QuantizeStochastic(value, block, codec::streamBits(key, index));
+  return codec::int8QuantizeNearest(value, block);
 }
 
 }  // namespace loom::walk::wire

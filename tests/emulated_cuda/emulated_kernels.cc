@@ -34,7 +34,8 @@ namespace emu = loom::emulated;
 namespace walk = loom::walk;
 
 /// Threads per emulated thread block: enough for the team logic to meet
-/// real concurrency, few enough for two cores.
+/// real concurrency, few enough for two cores. Both are one group of lanes
+/// (a warp), so the codec steps' lane-strided passes run as on a GPU.
 constexpr int kTeamThreads = 2;
 
 bool validType(int type) { return type >= 0 && type <= static_cast<int>(DataType::Bfloat16); }
@@ -58,7 +59,7 @@ void runWalk(const walk::WalkArgs* args, DataType type, unsigned channels) {
   std::vector<std::unique_ptr<walk::HostTeamShared>> teams;
   std::vector<std::thread> threads;
   for (unsigned ch = 0; ch < channels; ++ch) {
-    teams.push_back(std::make_unique<walk::HostTeamShared>(kTeamThreads));
+    teams.push_back(std::make_unique<walk::HostTeamShared>(kTeamThreads, kTeamThreads));
     walk::HostTeamShared* shared = teams.back().get();
     for (int t = 0; t < kTeamThreads; ++t) {
       threads.emplace_back([shared, t, args, ch, type] {

@@ -8,17 +8,29 @@
 #include <barrier>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "collectives/walker/walk_types.h"
 
 namespace loom::walk {
 
 /// What the threads of one team share (a block's shared memory and barrier).
+/// `lanes` threads in a row form a group, as a warp (laneMax); it divides
+/// `threads`.
 struct HostTeamShared {
-  explicit HostTeamShared(int threads) : size(threads), barrier(threads) {}
+  explicit HostTeamShared(int threads, int lanes = 1)
+      : size(threads), lanes(lanes), barrier(threads), laneValues(static_cast<size_t>(threads)) {
+    if (lanes < 1 || threads % lanes != 0) throw std::invalid_argument("lanes must divide threads");
+    for (int g = 0; g < threads / lanes; ++g) groupBarriers.emplace_back(lanes);
+  }
   const int size;
+  const int lanes;
   std::barrier<> barrier;
+  std::deque<std::barrier<>> groupBarriers;  // one per group of lanes
+  std::vector<uint32_t> laneValues;          // laneMax's inputs, one per thread
   // syncOr's votes; three rotate so that a vote is cleared while nobody can
   // still read it or already write it (see HostTeam::syncOr).
   std::atomic<int> votes[3] = {0, 0, 0};
@@ -71,6 +83,22 @@ class HostTeam {
   }
   static void relax() { std::this_thread::yield(); }
   uint64_t* counters() { return shared_.counters; }
+  int laneCount() const { return shared_.lanes; }
+  /// Every lane posts its value, all meet, each reads the group's values, and
+  /// all meet again before any may post the next round's.
+  uint32_t laneMax(uint32_t v) {
+    const int first = index_ - index_ % shared_.lanes;
+    std::barrier<>& group = shared_.groupBarriers[static_cast<size_t>(index_ / shared_.lanes)];
+    shared_.laneValues[static_cast<size_t>(index_)] = v;
+    group.arrive_and_wait();
+    uint32_t max = 0;
+    for (int l = first; l < first + shared_.lanes; ++l) {
+      const uint32_t x = shared_.laneValues[static_cast<size_t>(l)];
+      max = x > max ? x : max;
+    }
+    group.arrive_and_wait();
+    return max;
+  }
 
  private:
   HostTeamShared& shared_;

@@ -32,6 +32,8 @@ struct RingCase {
   bool stochastic = false;
   uint32_t channels = 1;
   std::vector<int> hostOf;  // empty: one host
+  int teamSize = 3;
+  int lanes = 1;  // threads per group of lanes (a warp on a GPU)
 };
 
 /// Slots of 128 bytes: 10 blocks of 8 (4 + 8 bytes each) or 3 of 32 per
@@ -118,7 +120,8 @@ std::vector<std::vector<float>> walkedRing(const RingCase& rc, const CodecConfig
   std::vector<std::thread> ranks;
   ranks.reserve(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
-    ranks.emplace_back([&, r] { runProgram(programs[r], DataType::Float32, 3); });
+    ranks.emplace_back(
+        [&, r] { runProgram(programs[r], DataType::Float32, rc.teamSize, rc.lanes); });
   }
   for (std::thread& t : ranks) t.join();
   for (auto& proxy : fifos.proxies) EXPECT_NO_THROW(proxy->quiesce());
@@ -143,7 +146,7 @@ void expectRingMatchesHost(const RingCase& rc, bool special = false) {
     EXPECT_EQ(std::memcmp(got[r].data(), want[r].data(), want[r].size() * sizeof(float)), 0)
         << "rank " << r << " of " << rc.nranks << ", " << rc.total << " elements, block "
         << rc.block << (rc.stochastic ? ", stochastic" : ", nearest") << ", " << rc.channels
-        << " channel(s)";
+        << " channel(s), team " << rc.teamSize << " in groups of " << rc.lanes;
   }
 }
 
@@ -163,6 +166,31 @@ TEST(CodecRingWalk, ChannelsCutOnCodecBlocks) {
       expectRingMatchesHost({4, 1031, block, true, channels, {}});
     }
   }
+}
+
+// A GPU encodes each block with a warp, its lanes striding through the block
+// and meeting for the absmax: groups of 2, 3 (not a divisor of the block) and
+// 4 lanes, one group or several per team, give the host ring's bits.
+TEST(CodecRingWalk, LanesOfAGroupShareEachBlock) {
+  struct Team {
+    int size, lanes;
+  };
+  for (const Team team : {Team{2, 2}, Team{3, 3}, Team{4, 2}, Team{4, 4}, Team{6, 3}}) {
+    for (const size_t total : {size_t{1}, size_t{7}, size_t{130}, size_t{1031}}) {
+      for (const uint32_t block : {8u, 32u}) {
+        RingCase rc{3, total, block, true, 1, {}};
+        rc.teamSize = team.size;
+        rc.lanes = team.lanes;
+        expectRingMatchesHost(rc);
+      }
+    }
+  }
+  RingCase special{3, 200, 8, false, 2, {}};
+  special.teamSize = 4;
+  special.lanes = 4;
+  expectRingMatchesHost(special, true);
+  special.stochastic = true;
+  expectRingMatchesHost(special, true);
 }
 
 TEST(CodecRingWalk, SpecialValuesRoundAsTheHostCodec) {

@@ -77,12 +77,12 @@ WalkProgram placedProgram(std::span<const WalkPart> parts, const WalkLaunch& lau
   return p;
 }
 
-void runProgram(const WalkProgram& program, DataType type, int teamSize) {
+void runProgram(const WalkProgram& program, DataType type, int teamSize, int lanes) {
   const WalkArgs& args = program.args();
   std::vector<std::unique_ptr<HostTeamShared>> teams;
   std::vector<std::thread> threads;
   for (uint32_t ch = 0; ch < args.channelCount; ++ch) {
-    teams.push_back(std::make_unique<HostTeamShared>(teamSize));
+    teams.push_back(std::make_unique<HostTeamShared>(teamSize, lanes));
     HostTeamShared* shared = teams.back().get();
     for (int t = 0; t < teamSize; ++t) {
       threads.emplace_back([shared, t, &args, ch, type] {
@@ -157,7 +157,7 @@ std::vector<std::vector<WalkStatus>> walkGroup(std::span<const GroupCall> calls,
     if (std::find(o.silentRanks.begin(), o.silentRanks.end(), r) != o.silentRanks.end()) continue;
     ranks.emplace_back([&, r] {
       for (const WalkProgram& program : programs[r]) {
-        runProgram(program, static_cast<DataType>(program.args().type), o.teamSize);
+        runProgram(program, static_cast<DataType>(program.args().type), o.teamSize, o.lanes);
       }
     });
   }

@@ -48,6 +48,7 @@ struct Options {
   Algorithm algorithm = Algorithm::Ring;
   Protocol protocol = Protocol::Bulk;
   int teamSize = 2;
+  int lanes = 1;                           // threads per group of lanes (a warp); divides teamSize
   uint64_t timeoutNs = 20'000'000'000ull;  // generous: ranks outnumber cores
   std::vector<int> silentRanks;            // ranks that never start
   const volatile uint32_t* abort = nullptr;
@@ -61,8 +62,9 @@ std::vector<std::vector<WalkStatus>> walkAll(const testing_cases::Case& c, testi
 /// `rank`'s program for `parts`, built for the address where it sits.
 WalkProgram placedProgram(std::span<const WalkPart> parts, const WalkLaunch& launch,
                           const Fifos& fifos, int rank);
-/// Walks one program as a launch does: a team per channel, all at once.
-void runProgram(const WalkProgram& program, DataType type, int teamSize);
+/// Walks one program as a launch does: a team per channel, all at once, its
+/// threads in groups of `lanes`.
+void runProgram(const WalkProgram& program, DataType type, int teamSize, int lanes = 1);
 
 /// One call of a group, with the protocol its walk takes.
 struct GroupCall {
