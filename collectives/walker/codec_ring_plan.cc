@@ -35,4 +35,22 @@ RankPlan codecRingReduceScatterPlan(int rank, int nranks, size_t total) {
   return plan;
 }
 
+RankPlan ringHopPlan(int rank, int nranks, size_t count) {
+  RankPlan plan;
+  plan.streams.emplace_back();
+  if (nranks < 2) return plan;
+  Step send;
+  send.kind = StepKind::Send;
+  send.sendPeer = wrap(rank + 1, nranks);
+  send.src = {BufferId::Input, 0};
+  send.count = count;
+  Step recv;
+  recv.kind = StepKind::Recv;
+  recv.recvPeer = wrap(rank - 1, nranks);
+  recv.dst = {BufferId::Output, 0};
+  recv.count = count;
+  plan.streams.front() = {send, recv};
+  return plan;
+}
+
 }  // namespace loom::walk

@@ -1,7 +1,8 @@
-// The compressed ring reduce-scatter as a plan the walker runs with a wire
-// codec (walk_program.h, WireCodec): the host's ring (src/comm/
-// compressed_ring.cc) hop for hop, so step j of the plan is hop j and encodes
-// with the host's counter for it.
+// The compressed ring reduce-scatter as plans the walker runs: with a wire
+// codec (walk_program.h, WireCodec), the host's ring (src/comm/
+// compressed_ring.cc) hop for hop in one plan, so step j of the plan is hop j
+// and encodes with the host's counter for it; or one hop at a time, with the
+// codec's kernels between the walks.
 #pragma once
 
 #include <cstddef>
@@ -17,5 +18,12 @@ namespace loom::walk {
 /// and pass the sum on; the last hop's sum, chunk `rank`, is written to
 /// Output at 0. One rank: an empty plan.
 RankPlan codecRingReduceScatterPlan(int rank, int nranks, size_t total);
+
+/// One hop of a ring, for codecs that cannot ride in the walker's steps
+/// (top-k, int8 blocks larger than a FIFO slot): send `count` elements of
+/// Input at 0 to the right neighbour while receiving as many from the left
+/// into Output at 0; the codec kernels run between hops. One rank: an empty
+/// plan.
+RankPlan ringHopPlan(int rank, int nranks, size_t count);
 
 }  // namespace loom::walk

@@ -38,6 +38,9 @@ class DeviceInt8 final : public DeviceCodec {
     check(k_.int8DecodeSum(src, stride, sources, n, config_.block, sum, stream_),
           "int8 decode-sum");
   }
+  void decodeAccumulate(const void* src, size_t n, float* acc) override {
+    check(k_.int8DecodeAccumulate(src, n, config_.block, acc, stream_), "int8 decode-accumulate");
+  }
   void decode(const void* src, size_t n, DataType type, void* out) override {
     check(k_.int8Decode(src, n, config_.block, static_cast<int>(type), out, stream_),
           "int8 decode");
@@ -73,10 +76,12 @@ class DeviceTopk final : public DeviceCodec {
     check(device::deviceRuntime().memsetAsync(sum, 0, n * sizeof(float), stream_),
           "cudaMemsetAsync");
     for (int r = 0; r < sources; ++r) {
-      check(k_.topkDecodeAccumulate(static_cast<const char*>(src) + static_cast<size_t>(r) * stride,
-                                    host_.encodedBytes(n), n, sum, nextStatus(), stream_),
-            "top-k decode-accumulate");
+      decodeAccumulate(static_cast<const char*>(src) + static_cast<size_t>(r) * stride, n, sum);
     }
+  }
+  void decodeAccumulate(const void* src, size_t n, float* acc) override {
+    check(k_.topkDecodeAccumulate(src, host_.encodedBytes(n), n, acc, nextStatus(), stream_),
+          "top-k decode-accumulate");
   }
   void decode(const void* src, size_t n, DataType type, void* out) override {
     check(k_.topkDecode(src, host_.encodedBytes(n), n, static_cast<int>(type), out, nextStatus(),

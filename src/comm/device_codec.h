@@ -33,6 +33,9 @@ class DeviceCodec {
   /// sum = the `sources` encodings of n elements at src + r * stride added
   /// in order r = 0, 1, ... from +0 (the host's rank-order sum).
   virtual void sum(const void* src, size_t stride, int sources, size_t n, float* sum) = 0;
+  /// acc[i] += the decoded element i (fp32, one rounding each), as the host
+  /// codec's decodeAccumulate.
+  virtual void decodeAccumulate(const void* src, size_t n, float* acc) = 0;
   /// Decodes an encoding of n elements into `type`.
   virtual void decode(const void* src, size_t n, DataType type, void* out) = 0;
   /// Checked decodes so far: their statuses are the first this many slots.

@@ -44,6 +44,8 @@ struct ScratchLayout {
 
 size_t roundUp(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
 
+int wrap(int i, int n) { return ((i % n) + n) % n; }
+
 /// Whether the ring needs its fp32 contribution made in scratch: the input
 /// is another type, or error feedback adds the residual to it.
 bool ringNeedsContribution(const Operation& op) {
@@ -85,8 +87,9 @@ ScratchLayout scratchFor(const Comm& comm, const Codec& codec, const Operation& 
 }
 
 /// Whether the ring walks `op` with the codec fused into its steps: int8
-/// whose blocks fit a FIFO slot (walk_program.h, WireCodec). The slot size is
-/// the same on every rank, so every rank decides alike.
+/// whose blocks fit a FIFO slot (walk_program.h, WireCodec); other rings walk
+/// hop by hop. The slot size is the same on every rank, so every rank decides
+/// alike.
 bool ringWalks(const Comm& comm, const Operation& op) {
   return op.codec.kind == CodecKind::Int8 &&
          walk::codecSliceElements(static_cast<uint32_t>(comm.config.cudaSlotBytes),
@@ -227,12 +230,68 @@ float* ringReduceScatterOnDevice(Comm& comm, DeviceWalkState& state, DeviceCodec
   return sum;
 }
 
+/// Walks one hop of the ring: `bytes` of `sending` to the right neighbour,
+/// as many from the left into `arriving`.
+void walkHop(Comm& comm, DeviceWalkState& state, const char* sending, char* arriving, size_t bytes,
+             void* stream) {
+  const RankPlan plan = walk::ringHopPlan(comm.rank, comm.nranks, bytes);
+  walk::WalkPart part;
+  part.plan = &plan;
+  part.protocol = walk::chooseProtocol(state.geometry, bytes);
+  part.input = sending;
+  part.output = arriving;
+  walk::WalkLaunch launch;
+  launch.type = DataType::Uint8;
+  launchWalk(comm, state, {&part, 1}, launch, stream);
+}
+
+/// compressed::ringReduceScatter on the device hop by hop, for codecs the
+/// walker's steps cannot carry (top-k; int8 blocks larger than a slot):
+/// each hop walks the encoded chunk to the right, then the codec's kernels
+/// add this rank's chunk to what arrived and encode the sum for the next
+/// hop, with the host's counters. Returns this rank's sum.
+float* hopRingReduceScatterOnDevice(Comm& comm, DeviceWalkState& state, DeviceCodec& codec,
+                                    const Operation& op, const ScratchLayout& s, uint64_t counter,
+                                    void* stream) {
+  const compressed::Layout& l = s.chunks;
+  const int n = comm.nranks;
+  const int r = comm.rank;
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  const float* contribution = ringContribution(comm, state, codec, op, s, counter, stream);
+  char* sending = state.codecScratch + s.outgoing;
+  char* arriving = state.codecScratch + s.incoming;
+  auto* partial = reinterpret_cast<float*>(state.codecScratch + s.sum);
+  auto copyOwn = [&](int chunk) {
+    rt.check(rt.memcpyAsync(partial, contribution + l.offset(chunk), l.size(chunk) * sizeof(float),
+                            device::CopyKind::DeviceToDevice, stream),
+             "copy of this rank's chunk");
+  };
+  int chunk = wrap(r - 1, n);
+  codec.encode(contribution + l.offset(chunk), DataType::Float32, l.size(chunk), sending,
+               {l.offset(chunk), counter});
+  for (int hop = 0; hop < n - 1; ++hop) {
+    walkHop(comm, state, sending, arriving, l.blockBytes, stream);
+    chunk = wrap(r - 2 - hop, n);
+    copyOwn(chunk);
+    codec.decodeAccumulate(arriving, l.size(chunk), partial);
+    if (hop + 1 < n - 1) {
+      codec.encode(partial, DataType::Float32, l.size(chunk), sending,
+                   {l.offset(chunk), counter + 1 + static_cast<uint64_t>(hop)});
+    }
+  }
+  if (n == 1) copyOwn(0);  // no hop: the sum is the contribution itself
+  finishAverage(op, n, partial, l.size(r), stream);
+  return partial;
+}
+
 /// The reduce-scatter half of a compressed all-reduce or reduce-scatter.
 float* reduceScatterWith(Comm& comm, DeviceWalkState& state, DeviceCodec& codec,
                          const Operation& op, const ScratchLayout& s, uint64_t counter,
                          void* stream) {
   if (s.algorithm == CompressedAlgorithm::Ring) {
-    return ringReduceScatterOnDevice(comm, state, codec, op, s, counter, stream);
+    return ringWalks(comm, op)
+               ? ringReduceScatterOnDevice(comm, state, codec, op, s, counter, stream)
+               : hopRingReduceScatterOnDevice(comm, state, codec, op, s, counter, stream);
   }
   return reduceScatterOnDevice(comm, state, codec, op, s, counter, stream);
 }
@@ -264,10 +323,9 @@ bool walksCompressed(const Comm& comm, const Operation& op) {
   if (op.codec.kind != CodecKind::Int8 && op.codec.kind != CodecKind::Topk) return false;
   if (op.collective == Collective::AllGather) return true;
   const CompressedAlgorithm algorithm = chooseCompressedAlgorithm(comm, op);
-  return algorithm == CompressedAlgorithm::TwoShot ||
+  return algorithm == CompressedAlgorithm::TwoShot || algorithm == CompressedAlgorithm::Ring ||
          (algorithm == CompressedAlgorithm::SparseAllGather &&
-          op.collective == Collective::AllReduce) ||
-         (algorithm == CompressedAlgorithm::Ring && ringWalks(comm, op));
+          op.collective == Collective::AllReduce);
 }
 
 size_t compressedScratchBytes(const Comm& comm, const Operation& op) {
@@ -382,17 +440,21 @@ void walkCompressed(Comm& comm, DeviceWalkState& state, const Operation& op, voi
     state.codecUsed = true;
     state.codecStatusCount = statuses;
   }
-  const auto formBit = static_cast<uint32_t>(
-      1U << (static_cast<unsigned>(op.codec.kind) * 4 + static_cast<unsigned>(s.algorithm)));
+  // One line per codec, algorithm and form (the ring fused or by hops).
+  const bool fused = s.algorithm == CompressedAlgorithm::Ring && ringWalks(comm, op);
+  const auto formBit =
+      static_cast<uint32_t>(1U << (static_cast<unsigned>(op.codec.kind) * 8 +
+                                   static_cast<unsigned>(s.algorithm) * 2 + (fused ? 1U : 0U)));
   if ((state.announcedCodecs & formBit) == 0) {
     state.announcedCodecs |= formBit;
+    const char* how = fused ? "decode, add and re-encode fused into the ring's steps"
+                      : s.algorithm == CompressedAlgorithm::Ring
+                          ? "codec kernels between the ring's hops"
+                          : "codec kernels and byte walks";
     LOOM_INFO(
         "rank {}: compressed collectives run on the device ({} {}: {}; first: {} of {} "
         "elements)",
-        comm.rank, codecKindName(op.codec.kind), compressedAlgorithmName(s.algorithm),
-        s.algorithm == CompressedAlgorithm::Ring
-            ? "decode, add and re-encode fused into the ring's steps"
-            : "codec kernels and byte walks",
+        comm.rank, codecKindName(op.codec.kind), compressedAlgorithmName(s.algorithm), how,
         toString(op.collective), op.count);
   }
 }

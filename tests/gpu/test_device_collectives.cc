@@ -645,9 +645,11 @@ TEST(DeviceCollectivesCompressed, EqualTheHostResultBitForBit) {
 }
 
 /// The compressions the device tests run: int8 (block 64) by two-shot and by
-/// the ring (the codec fused into the ring's steps), top-k by the default
-/// algorithm (sparse all-gather for an all-reduce on 3 ranks) and top-k by
-/// two-shot.
+/// the ring (the codec fused into the ring's steps), int8 with blocks of 4096
+/// by the ring (fused with the default FIFO slots; hop by hop, codec kernels
+/// between the walks, when LOOM_CUDA_SLOT_BYTES is 4K), top-k by the default
+/// algorithm (sparse all-gather for an all-reduce on 3 ranks), by two-shot
+/// and by the ring (hop by hop).
 std::vector<loomCompression> deviceCodecs() {
   loomCompression int8{};
   int8.kind = loomCompressInt8;
@@ -655,12 +657,16 @@ std::vector<loomCompression> deviceCodecs() {
   int8.seed = 11;
   loomCompression int8Ring = int8;
   int8Ring.algorithm = loomCompressAlgoRing;
+  loomCompression int8WideRing = int8Ring;
+  int8WideRing.block = 4096;
   loomCompression topk{};
   topk.kind = loomCompressTopK;
   topk.ratio = 0.3;
   loomCompression topkTwoShot = topk;
   topkTwoShot.algorithm = loomCompressAlgoTwoShot;
-  return {int8, int8Ring, topk, topkTwoShot};
+  loomCompression topkRing = topk;
+  topkRing.algorithm = loomCompressAlgoRing;
+  return {int8, int8Ring, int8WideRing, topk, topkTwoShot, topkRing};
 }
 
 // Every codec on every collective it compresses, on device buffers against

@@ -2,7 +2,8 @@
 // plan_walker.h, codec steps) on host threads, against the host codec's ring
 // computed here hop by hop with Int8Codec: every rank's sum bit for bit, on
 // one and several channels, through proxies, and with values the codec
-// treats specially (zeros, denormals, inf and NaN).
+// treats specially (zeros, denormals, inf and NaN); and the plan of one hop
+// that the rings of other codecs walk between their codec kernels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -191,6 +192,54 @@ TEST(CodecRingWalk, LanesOfAGroupShareEachBlock) {
   expectRingMatchesHost(special, true);
   special.stochastic = true;
   expectRingMatchesHost(special, true);
+}
+
+// The ring hop by hop (top-k, int8 blocks larger than a slot): one walk of
+// ringHopPlan moves each rank's bytes to its right neighbour, on one host and
+// through proxies.
+TEST(CodecRingWalk, OneHopMovesEachRanksBytesToTheRight) {
+  for (const std::vector<int>& hostOf : {std::vector<int>{}, std::vector<int>{0, 0, 1, 1}}) {
+    for (const size_t bytes : {size_t{1}, size_t{33}, size_t{1000}}) {
+      const int n = 4;
+      const FifoGeometry g = tinyGeometry(1);
+      Fifos fifos = hostOf.empty() ? Fifos(g, n) : Fifos(g, hostOf);
+      std::vector<RankPlan> plans;
+      std::vector<std::vector<uint8_t>> sent(n, std::vector<uint8_t>(bytes));
+      std::vector<std::vector<uint8_t>> arrived(n, std::vector<uint8_t>(bytes, 0xee));
+      for (int r = 0; r < n; ++r) {
+        plans.push_back(ringHopPlan(r, n, bytes));
+        for (size_t i = 0; i < bytes; ++i) sent[r][i] = static_cast<uint8_t>(r * 31 + i * 7);
+      }
+      std::vector<WalkProgram> programs;
+      for (int r = 0; r < n; ++r) {
+        WalkPart part;
+        part.plan = &plans[r];
+        part.input = reinterpret_cast<const char*>(sent[r].data());
+        part.output = reinterpret_cast<char*>(arrived[r].data());
+        WalkLaunch launch;
+        launch.rank = r;
+        launch.nranks = n;
+        launch.type = DataType::Uint8;
+        launch.timeoutNs = 20'000'000'000ull;
+        if (!fifos.proxied.empty()) {
+          fifos.proxies[r]->add(proxyMessages({&part, 1}, launch, g, fifos.proxied[r]));
+        }
+        programs.push_back(placedProgram({&part, 1}, launch, fifos, r));
+      }
+      std::vector<std::thread> ranks;
+      for (int r = 0; r < n; ++r) {
+        ranks.emplace_back([&, r] { runProgram(programs[r], DataType::Uint8, 2); });
+      }
+      for (std::thread& t : ranks) t.join();
+      for (auto& proxy : fifos.proxies) EXPECT_NO_THROW(proxy->quiesce());
+      for (int r = 0; r < n; ++r) {
+        EXPECT_EQ(programs[r].args().status[0].error, 0u) << "rank " << r;
+        EXPECT_EQ(arrived[r], sent[(r + n - 1) % n])
+            << "rank " << r << ", " << bytes << " B" << (hostOf.empty() ? "" : ", 2 hosts");
+      }
+    }
+  }
+  EXPECT_TRUE(ringHopPlan(0, 1, 10).streams.front().empty());
 }
 
 TEST(CodecRingWalk, SpecialValuesRoundAsTheHostCodec) {
