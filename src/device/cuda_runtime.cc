@@ -84,6 +84,8 @@ DeviceRuntime loadDeviceRuntime(const char* const* sonames, size_t count) {
   bind(handle, "cudaIpcCloseMemHandle", &rt.ipcCloseMemHandle, missing);
   bind(handle, "cudaDeviceCanAccessPeer", &rt.deviceCanAccessPeer, missing);
   bind(handle, "cudaDeviceEnablePeerAccess", &rt.deviceEnablePeerAccess, missing);
+  std::string optional;
+  bind(handle, "cudaDeviceGetPCIBusId", &rt.deviceGetPCIBusId, optional);
   if (!missing.empty()) {
     // The handle stays open on purpose (see deviceRuntime()): closing a CUDA
     // runtime is not something a library may do behind its user's back.

@@ -82,6 +82,8 @@ struct DeviceRuntime {
   CudaStatus (*ipcCloseMemHandle)(void* ptr) = nullptr;
   CudaStatus (*deviceCanAccessPeer)(int* can, int device, int peerDevice) = nullptr;
   CudaStatus (*deviceEnablePeerAccess)(int peerDevice, unsigned flags) = nullptr;
+  /// Optional (topology detection only): nullptr where the runtime lacks it.
+  CudaStatus (*deviceGetPCIBusId)(char* busId, int length, int device) = nullptr;
 
   /// Throws Error(CudaError) "<what>: <cuda error string> (<status>)" unless status is 0.
   void check(CudaStatus status, const char* what) const;

@@ -1,9 +1,11 @@
-// GPUs through the CUDA runtime (device order, P2P) and NVML (names, NVLinks),
-// both opened with dlopen. The few NVML/CUDA declarations needed are written
-// here, so the build needs neither the toolkit nor the driver.
+// GPUs through the CUDA runtime (device order, P2P; the library's handle,
+// src/device/cuda_runtime.h) and NVML (names, NVLinks), both opened with
+// dlopen. The few NVML declarations needed are written here, so the build
+// needs neither the toolkit nor the driver.
 #include <algorithm>
 
 #include "core/error.h"
+#include "device/cuda_runtime.h"
 #include "topology/detect_parts.h"
 #include "topology/shared_library.h"
 
@@ -32,11 +34,6 @@ using NvmlGetLinkState = int (*)(NvmlDevice, unsigned, int*);
 using NvmlGetLinkVersion = int (*)(NvmlDevice, unsigned, unsigned*);
 using NvmlGetRemotePci = int (*)(NvmlDevice, unsigned, NvmlPciInfo*);
 using NvmlGetRemoteType = int (*)(NvmlDevice, unsigned, int*);
-
-// --- CUDA runtime -------------------------------------------------------------
-using CudaGetDeviceCount = int (*)(int*);
-using CudaGetPciBusId = int (*)(char*, int, int);
-using CudaCanAccessPeer = int (*)(int*, int, int);
 
 // nvmlDeviceGetNvLinkVersion reports nvmlNvlinkVersion_t on current drivers
 // (1: 1.0, 2: 2.0, 3: 2.2, 4: 3.0, 5: 3.1, 6: 4.0, 7: 5.0). Older drivers
@@ -133,36 +130,33 @@ std::optional<std::vector<std::string>> cudaBusIds(std::vector<std::string>& not
     notes.push_back(fmt::format("cuda: no driver ({})", driver.error()));
     return std::nullopt;
   }
-  const SharedLibrary cudart({"libcudart.so", "libcudart.so.12", "libcudart.so.11.0"});
-  if (!cudart.loaded()) {
-    notes.push_back(fmt::format("cuda: runtime not found ({})", cudart.error()));
+  // The library's own runtime handle: the runtime the process already has,
+  // else CUDA 13, 12 or the unversioned name, as the device paths open it.
+  const device::DeviceRuntime& rt = device::deviceRuntime();
+  if (rt.library.empty()) {
+    notes.push_back(fmt::format("cuda: runtime not found ({})", rt.reason));
     return std::nullopt;
   }
-  auto count = cudart.symbol<CudaGetDeviceCount>("cudaGetDeviceCount");
-  auto busId = cudart.symbol<CudaGetPciBusId>("cudaDeviceGetPCIBusId");
-  auto canAccess = cudart.symbol<CudaCanAccessPeer>("cudaDeviceCanAccessPeer");
-  int n = 0;
-  const int status = count == nullptr ? -1 : count(&n);
-  if (busId == nullptr || status != 0) {
-    notes.push_back(fmt::format("cuda: {} loaded but cudaGetDeviceCount failed (error {})",
-                                cudart.name(), status));
+  if (!rt.available || rt.deviceGetPCIBusId == nullptr) {
+    notes.push_back(fmt::format("cuda: {} loaded but unusable ({})", rt.library,
+                                rt.available ? "no cudaDeviceGetPCIBusId" : rt.reason));
     return std::vector<std::string>{};
   }
   std::vector<std::string> out;
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < rt.deviceCount; ++i) {
     char text[32] = {};
-    if (busId(text, sizeof text, i) != 0) continue;
+    if (rt.deviceGetPCIBusId(text, sizeof text, i) != 0) continue;
     if (auto bus = normalizeBusId(text)) out.push_back(*bus);
   }
   std::string p2p;
-  for (int i = 0; canAccess != nullptr && i < n; ++i) {
-    for (int j = 0; j < n; ++j) {
+  for (int i = 0; i < rt.deviceCount; ++i) {
+    for (int j = 0; j < rt.deviceCount; ++j) {
       int yes = 0;
-      if (i != j && canAccess(&yes, i, j) == 0)
+      if (i != j && rt.deviceCanAccessPeer(&yes, i, j) == 0)
         p2p += fmt::format(" {}->{}:{}", i, j, yes ? "yes" : "no");
     }
   }
-  notes.push_back(fmt::format("cuda: {} device(s) via {}{}", out.size(), cudart.name(),
+  notes.push_back(fmt::format("cuda: {} device(s) via {}{}", out.size(), rt.library,
                               p2p.empty() ? "" : "; p2p" + p2p));
   return out;
 }
