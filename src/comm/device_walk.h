@@ -79,7 +79,7 @@ struct DeviceWalkState {
   bool announcedFusion = false;        ///< the log said a group's calls share a launch
   bool announcedMixedGroup = false;    ///< the log said collectives and send/recv walked together
   bool announcedTree = false;          ///< the log said a call walked the double binary tree
-  /// Bit 4 x CodecKind + algorithm: the log said that compressed form runs here.
+  /// Bit 8 x CodecKind + 2 x algorithm + (ring fused): the log said that compressed form runs here.
   uint32_t announcedCodecs = 0;
   bool announcedDeviceFeedback = false;  ///< ... and that error feedback does too
 

@@ -140,7 +140,7 @@ std::optional<std::vector<std::string>> cudaBusIds(std::vector<std::string>& not
   if (!rt.available || rt.deviceGetPCIBusId == nullptr) {
     notes.push_back(fmt::format("cuda: {} loaded but unusable ({})", rt.library,
                                 rt.available ? "no cudaDeviceGetPCIBusId" : rt.reason));
-    return std::vector<std::string>{};
+    return std::nullopt;  // NVML may still know the GPUs
   }
   std::vector<std::string> out;
   for (int i = 0; i < rt.deviceCount; ++i) {
