@@ -127,19 +127,25 @@ void finishAverage(const Operation& op, int nranks, float* sum, size_t n, void* 
                                 "avg finalize");
 }
 
-/// Walks a byte collective (all-to-all, or all-gather in place) over the scratch.
-void walkBytes(Comm& comm, DeviceWalkState& state, Collective collective, const char* send,
-               char* recv, size_t bytes, void* stream) {
-  const std::shared_ptr<const RankPlan> plan =
-      walkPlan(comm, compressed::byteOperation(collective, send, recv, bytes));
+/// Walks `plan` over bytes: `bytes` of `send` out, into `recv`.
+void walkBytePlan(Comm& comm, DeviceWalkState& state, const RankPlan& plan, const char* send,
+                  char* recv, size_t bytes, void* stream) {
   walk::WalkPart part;
-  part.plan = plan.get();
+  part.plan = &plan;
   part.protocol = walk::chooseProtocol(state.geometry, bytes);
   part.input = send;
   part.output = recv;
   walk::WalkLaunch launch;
   launch.type = DataType::Uint8;
   launchWalk(comm, state, {&part, 1}, launch, stream);
+}
+
+/// Walks a byte collective (all-to-all, or all-gather in place) over the scratch.
+void walkBytes(Comm& comm, DeviceWalkState& state, Collective collective, const char* send,
+               char* recv, size_t bytes, void* stream) {
+  const std::shared_ptr<const RankPlan> plan =
+      walkPlan(comm, compressed::byteOperation(collective, send, recv, bytes));
+  walkBytePlan(comm, state, *plan, send, recv, bytes, stream);
 }
 
 /// compressed::twoShotReduceScatter on the device: returns this rank's sum.
@@ -234,15 +240,8 @@ float* ringReduceScatterOnDevice(Comm& comm, DeviceWalkState& state, DeviceCodec
 /// as many from the left into `arriving`.
 void walkHop(Comm& comm, DeviceWalkState& state, const char* sending, char* arriving, size_t bytes,
              void* stream) {
-  const RankPlan plan = walk::ringHopPlan(comm.rank, comm.nranks, bytes);
-  walk::WalkPart part;
-  part.plan = &plan;
-  part.protocol = walk::chooseProtocol(state.geometry, bytes);
-  part.input = sending;
-  part.output = arriving;
-  walk::WalkLaunch launch;
-  launch.type = DataType::Uint8;
-  launchWalk(comm, state, {&part, 1}, launch, stream);
+  walkBytePlan(comm, state, walk::ringHopPlan(comm.rank, comm.nranks, bytes), sending, arriving,
+               bytes, stream);
 }
 
 /// compressed::ringReduceScatter on the device hop by hop, for codecs the
