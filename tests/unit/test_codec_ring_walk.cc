@@ -88,41 +88,28 @@ std::vector<std::vector<float>> hostRing(const RingCase& rc, const CodecConfig& 
   return sums;
 }
 
-/// Every rank walks its ring with the wire codec; returns each rank's sum.
-std::vector<std::vector<float>> walkedRing(const RingCase& rc, const CodecConfig& config,
-                                           const std::vector<std::vector<float>>& in,
-                                           uint64_t counter) {
-  const FifoGeometry g = codecGeometry(rc.channels);
-  Fifos fifos = rc.hostOf.empty() ? Fifos(g, rc.nranks) : Fifos(g, rc.hostOf);
-  const int n = rc.nranks;
-  std::vector<RankPlan> plans;
-  std::vector<std::vector<float>> sums(static_cast<size_t>(n));
+/// Walks every rank's one part (parts[r]) at once, each as a team of
+/// `teamSize` threads in groups of `lanes`, through the proxies when there
+/// are any; expects every channel to finish without error.
+void walkEveryRank(std::vector<WalkPart>& parts, DataType type, Fifos& fifos, const FifoGeometry& g,
+                   int teamSize, int lanes) {
+  const int n = static_cast<int>(parts.size());
   std::vector<WalkProgram> programs;
   for (int r = 0; r < n; ++r) {
-    plans.push_back(codecRingReduceScatterPlan(r, n, rc.total));
-    sums[r].assign(chunkSize(rc.total, n, r), -1.0f);
-  }
-  for (int r = 0; r < n; ++r) {
-    WalkPart part;
-    part.plan = &plans[r];
-    part.input = reinterpret_cast<const char*>(in[r].data());
-    part.output = reinterpret_cast<char*>(sums[r].data());
-    part.codec = {config.block, config.stochastic, config.seed, counter};
     WalkLaunch launch;
     launch.rank = r;
     launch.nranks = n;
-    launch.type = DataType::Float32;
+    launch.type = type;
     launch.timeoutNs = 20'000'000'000ull;
     if (!fifos.proxied.empty()) {
-      fifos.proxies[r]->add(proxyMessages({&part, 1}, launch, g, fifos.proxied[r]));
+      fifos.proxies[r]->add(proxyMessages({&parts[r], 1}, launch, g, fifos.proxied[r]));
     }
-    programs.push_back(placedProgram({&part, 1}, launch, fifos, r));
+    programs.push_back(placedProgram({&parts[r], 1}, launch, fifos, r));
   }
   std::vector<std::thread> ranks;
   ranks.reserve(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
-    ranks.emplace_back(
-        [&, r] { runProgram(programs[r], DataType::Float32, rc.teamSize, rc.lanes); });
+    ranks.emplace_back([&, r] { runProgram(programs[r], type, teamSize, lanes); });
   }
   for (std::thread& t : ranks) t.join();
   for (auto& proxy : fifos.proxies) EXPECT_NO_THROW(proxy->quiesce());
@@ -132,6 +119,29 @@ std::vector<std::vector<float>> walkedRing(const RingCase& rc, const CodecConfig
       EXPECT_EQ(p.args().status[ch].error, 0u) << "rank " << r << " channel " << ch;
     }
   }
+}
+
+/// Every rank walks its ring with the wire codec; returns each rank's sum.
+std::vector<std::vector<float>> walkedRing(const RingCase& rc, const CodecConfig& config,
+                                           const std::vector<std::vector<float>>& in,
+                                           uint64_t counter) {
+  const FifoGeometry g = codecGeometry(rc.channels);
+  Fifos fifos = rc.hostOf.empty() ? Fifos(g, rc.nranks) : Fifos(g, rc.hostOf);
+  const int n = rc.nranks;
+  std::vector<RankPlan> plans;
+  std::vector<std::vector<float>> sums(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    plans.push_back(codecRingReduceScatterPlan(r, n, rc.total));
+    sums[r].assign(chunkSize(rc.total, n, r), -1.0f);
+  }
+  std::vector<WalkPart> parts(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    parts[r].plan = &plans[r];
+    parts[r].input = reinterpret_cast<const char*>(in[r].data());
+    parts[r].output = reinterpret_cast<char*>(sums[r].data());
+    parts[r].codec = {config.block, config.stochastic, config.seed, counter};
+  }
+  walkEveryRank(parts, DataType::Float32, fifos, g, rc.teamSize, rc.lanes);
   return sums;
 }
 
@@ -210,30 +220,14 @@ TEST(CodecRingWalk, OneHopMovesEachRanksBytesToTheRight) {
         plans.push_back(ringHopPlan(r, n, bytes));
         for (size_t i = 0; i < bytes; ++i) sent[r][i] = static_cast<uint8_t>(r * 31 + i * 7);
       }
-      std::vector<WalkProgram> programs;
+      std::vector<WalkPart> parts(static_cast<size_t>(n));
       for (int r = 0; r < n; ++r) {
-        WalkPart part;
-        part.plan = &plans[r];
-        part.input = reinterpret_cast<const char*>(sent[r].data());
-        part.output = reinterpret_cast<char*>(arrived[r].data());
-        WalkLaunch launch;
-        launch.rank = r;
-        launch.nranks = n;
-        launch.type = DataType::Uint8;
-        launch.timeoutNs = 20'000'000'000ull;
-        if (!fifos.proxied.empty()) {
-          fifos.proxies[r]->add(proxyMessages({&part, 1}, launch, g, fifos.proxied[r]));
-        }
-        programs.push_back(placedProgram({&part, 1}, launch, fifos, r));
+        parts[r].plan = &plans[r];
+        parts[r].input = reinterpret_cast<const char*>(sent[r].data());
+        parts[r].output = reinterpret_cast<char*>(arrived[r].data());
       }
-      std::vector<std::thread> ranks;
+      walkEveryRank(parts, DataType::Uint8, fifos, g, 2, 1);
       for (int r = 0; r < n; ++r) {
-        ranks.emplace_back([&, r] { runProgram(programs[r], DataType::Uint8, 2); });
-      }
-      for (std::thread& t : ranks) t.join();
-      for (auto& proxy : fifos.proxies) EXPECT_NO_THROW(proxy->quiesce());
-      for (int r = 0; r < n; ++r) {
-        EXPECT_EQ(programs[r].args().status[0].error, 0u) << "rank " << r;
         EXPECT_EQ(arrived[r], sent[(r + n - 1) % n])
             << "rank " << r << ", " << bytes << " B" << (hostOf.empty() ? "" : ", 2 hosts");
       }
