@@ -5,7 +5,8 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo perf clean format test-asan test-tsan test-sanitizers fuzz
+.PHONY: all deps configure build test demo perf perf-guard clean format test-asan test-tsan \
+  test-sanitizers fuzz
 
 all: build
 
@@ -62,6 +63,11 @@ demo: build
 
 perf: build
 	BUILD_DIR=$(BUILD) bash perf/compare-mpi.sh
+
+# Loom against Open MPI in one run, as ratios with generous margins: fails only
+# on a gross regression (docs/performance.md, "The speed guard").
+perf-guard: build
+	BUILD_DIR=$(BUILD) bash perf/perf-guard.sh
 
 format:
 	find include src transports collectives compression tools perf tests trainer \

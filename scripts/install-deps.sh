@@ -13,7 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev libcli11-dev nlohmann-json3-dev libpugixml-dev
   clang-format clang-tidy clang-14 libclang-rt-14-dev
-  iproute2 procps
+  iproute2 procps strace
 )
 
 missing=()

@@ -9,19 +9,29 @@
 namespace loom {
 
 DirectExecutor::DirectExecutor(std::span<const ArenaView> arenas, int rank, size_t arenaBytes,
-                               uint64_t& round, Waiter& waiter, size_t oneShotBytes)
+                               uint64_t& round, Waiter& waiter, const DirectOptions& options)
     : arenas_(arenas),
       rank_(rank),
       nranks_(static_cast<int>(arenas.size())),
       arenaBytes_(arenaBytes),
       round_(round),
       waiter_(waiter),
-      oneShotBytes_(oneShotBytes) {}
+      options_(options) {}
 
 namespace {
 
+/// Polls before the waiter's loop, which reads the clock on every turn: a
+/// peer on another core usually publishes within a few hundred nanoseconds.
+constexpr int kQuickPolls = 64;
+
 template <typename Ready>
 void waitFor(Waiter& waiter, Ready ready, int rank, uint64_t round, const char* what) {
+  for (int i = 0; i < kQuickPolls; ++i) {
+    if (ready()) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
   while (true) {
     const uint32_t seen = waiter.snapshot();
     if (ready()) break;
@@ -94,14 +104,16 @@ void DirectExecutor::waitAllInputs() {
   for (int r = 0; r < nranks_; ++r) waitInput(r);
 }
 
-void DirectExecutor::waitAllOutputs() {
+void DirectExecutor::waitAll(std::atomic<uint64_t> SegmentHeader::*seq, const char* what) {
   for (int r = 0; r < nranks_; ++r) {
-    auto& seq = arenas_[r].header->outputSeq;
+    auto& published = arenas_[r].header->*seq;
     waitFor(
-        waiter_, [&] { return seq.load(std::memory_order_acquire) >= round_; }, r, round_,
-        "result");
+        waiter_, [&] { return published.load(std::memory_order_acquire) >= round_; }, r, round_,
+        what);
   }
 }
+
+void DirectExecutor::waitAllOutputs() { waitAll(&SegmentHeader::outputSeq, "result"); }
 
 void DirectExecutor::reduceAll(char* out, size_t at, size_t count, const ReduceContext& rc,
                                int parity) {
@@ -142,6 +154,10 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     allReduceSmall(in, out, count, es, rc);
     return;
   }
+  if (singleCopy(count * es)) {
+    singleCopyAllReduce(in, out, count, es, rc);
+    return;
+  }
   const size_t perRound = arenaBytes_ / es;
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
@@ -151,7 +167,7 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     bytesSent_ += bytes;
     publishInput();
     waitAllInputs();
-    if (bytes <= oneShotBytes_) {
+    if (bytes <= options_.oneShotBytes) {
       reduceAll(out + done * es, 0, n, rc, p);
       continue;
     }
@@ -176,6 +192,10 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
     if (in != out) std::memmove(out, in, count * es);
     return;
   }
+  if (singleCopy(count * es)) {
+    singleCopyAllGather(in, out, count, es);
+    return;
+  }
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();
@@ -193,6 +213,10 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
                                    const ReduceContext& rc) {
   if (nranks_ == 1) {
     reduceAlone(in, out, recvCount, es, rc);
+    return;
+  }
+  if (singleCopy(recvCount * es)) {
+    singleCopyReduceScatter(in, out, recvCount, es, rc);
     return;
   }
   const size_t perRound = std::max<size_t>(1, arenaBytes_ / es / nranks_);
@@ -213,6 +237,10 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
 void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t es, int root) {
   if (rank_ == root && in != out) std::memmove(out, in, count * es);
   if (nranks_ == 1) return;
+  if (singleCopy(count * es)) {
+    singleCopyBroadcast(out, count, es, root);
+    return;
+  }
   const size_t perRound = arenaBytes_ / es;
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
@@ -233,6 +261,10 @@ void DirectExecutor::reduce(const char* in, char* out, size_t count, size_t es,
                             const ReduceContext& rc, int root) {
   if (nranks_ == 1) {
     reduceAlone(in, out, count, es, rc);
+    return;
+  }
+  if (singleCopy(count * es)) {
+    singleCopyReduce(in, out, count, es, rc, root);
     return;
   }
   const size_t perRound = arenaBytes_ / es;

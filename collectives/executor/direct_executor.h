@@ -11,6 +11,10 @@
 // regions of parity p in round s it waits until every rank published round
 // s-1, which a rank only does after it finished reading round s-2 (the last
 // round of parity p). That one rule makes reuse safe for every collective.
+//
+// Large messages skip the arena where every peer's memory can be read in place
+// (direct_single_copy.cc): ranks publish the addresses of their own buffers
+// instead of copying them, and read each other's directly.
 #pragma once
 
 #include <cstdint>
@@ -18,16 +22,32 @@
 
 #include "collectives/executor/step_executor.h"
 #include "collectives/executor/waiter.h"
+#include "transports/shm/peer_memory.h"
 #include "transports/shm/shm_domain.h"
 
 namespace loom {
+
+/// Bytes a single-copy reduction handles at a time: a block of each peer's
+/// contribution and the running sum stay in the core's L2 cache.
+inline constexpr size_t kSingleCopyBlockBytes = size_t{128} << 10;
+
+struct DirectOptions {
+  /// All-reduces up to this size reduce the whole message on every rank.
+  size_t oneShotBytes = size_t{32} << 10;
+  /// Messages of at least this many bytes (what one rank contributes) run
+  /// single-copy when `peers` can read every rank; others use the arena.
+  size_t singleCopyMinBytes = SIZE_MAX;
+  const PeerMemory* peers = nullptr;
+  /// Scratch for single-copy reductions: at least 2 * kSingleCopyBlockBytes.
+  std::span<char> scratch;
+};
 
 class DirectExecutor {
  public:
   /// `arenas`: every rank's arena, indexed by rank; `round`: the communicator's
   /// direct round counter (same on all ranks).
   DirectExecutor(std::span<const ArenaView> arenas, int rank, size_t arenaBytes, uint64_t& round,
-                 Waiter& waiter, size_t oneShotBytes);
+                 Waiter& waiter, const DirectOptions& options);
 
   void allReduce(const char* in, char* out, size_t count, size_t elementSize,
                  const ReduceContext& rc);
@@ -55,13 +75,40 @@ class DirectExecutor {
   /// out = in_0 (+) in_1 (+) ... over all ranks' input regions at byte offset `at`.
   void reduceAll(char* out, size_t at, size_t count, const ReduceContext& rc, int parity);
 
+  // Single-copy rounds (direct_single_copy.cc).
+  bool singleCopy(size_t bytes) const;
+  /// Starts a round that exposes `in` and `out` and waits until every rank did.
+  void exposeBuffers(const char* in, const char* out);
+  /// Ends it: this rank read its last; returns once every rank did, so no
+  /// peer reads this rank's buffers after the call returns.
+  void releaseBuffers();
+  /// Wait until every rank published `seq` >= this round.
+  void waitAll(std::atomic<uint64_t> SegmentHeader::*seq, const char* what);
+  /// `bytes` of rank r's exposed input (or output) at byte `offset`.
+  const char* peerView(int r, bool output, size_t offset, size_t bytes, char* scratch,
+                       const char* mine) const;
+  void readPeer(int r, bool output, size_t offset, char* to, size_t bytes) const;
+  /// to[0..count) = reduction over every rank's exposed input at element
+  /// `from` (rank order 0..n-1, as the arena path reduces); `mine` is this
+  /// rank's own input at that place.
+  void reduceExposed(char* to, const char* mine, size_t from, size_t count, size_t es,
+                     const ReduceContext& rc);
+  void singleCopyAllReduce(const char* in, char* out, size_t count, size_t es,
+                           const ReduceContext& rc);
+  void singleCopyAllGather(const char* in, char* out, size_t count, size_t es);
+  void singleCopyReduceScatter(const char* in, char* out, size_t recvCount, size_t es,
+                               const ReduceContext& rc);
+  void singleCopyBroadcast(char* out, size_t count, size_t es, int root);
+  void singleCopyReduce(const char* in, char* out, size_t count, size_t es, const ReduceContext& rc,
+                        int root);
+
   std::span<const ArenaView> arenas_;
   int rank_;
   int nranks_;
   size_t arenaBytes_;
   uint64_t& round_;
   Waiter& waiter_;
-  size_t oneShotBytes_;
+  DirectOptions options_;
   uint64_t bytesSent_ = 0;  // written into this rank's shared regions for peers
 };
 

@@ -26,7 +26,7 @@ std::string OperationLabel::toString() const {
 }
 
 Waiter::Waiter(const WaitPolicy& policy, const OperationLabel& label)
-    : policy_(policy), label_(label), deadline_(Deadline::after(policy.timeout)) {}
+    : policy_(policy), label_(label) {}
 
 uint32_t Waiter::snapshot() {
   if (!sleepNext_ || policy_.doorbell == nullptr) return 0;
@@ -50,6 +50,9 @@ void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor)
     idleStarted_ = true;
     idleSince_ = now;
   }
+  // The deadline runs from the operation's first wait: most calls never
+  // wait long enough to idle, and they do not read the clock at all.
+  if (deadline_ == std::chrono::steady_clock::time_point::max()) deadline_ = now + policy_.timeout;
   // A dead peer is reported by the bootstrap within milliseconds; look once a
   // wait has idled for 1 ms and then every 20 ms, which keeps the syscall off
   // the hot path. A death is only fatal once this wait has made no progress for
@@ -66,7 +69,7 @@ void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor)
       nextPeerCheck_ = idleSince_ + kDeadPeerGrace;
     }
   }
-  if (now >= deadline_.at()) {
+  if (now >= deadline_) {
     std::string what = waitingFor();
     if (policy_.peerStates) what += "; " + policy_.peerStates();
     LOOM_WARN("{}: no progress for {} s, waiting for {}", operation(),

@@ -74,7 +74,8 @@ class Waiter {
  private:
   const WaitPolicy& policy_;
   OperationLabel label_;
-  Deadline deadline_;
+  /// LOOM_TIMEOUT after the first idle(); max() until then.
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   bool idleStarted_ = false;
   bool sleepNext_ = false;  // the next idle() sleeps, so snapshot() arms the doorbell
   bool armed_ = false;

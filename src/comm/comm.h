@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -21,7 +22,9 @@
 #include "comm/config.h"
 #include "comm/peer_info.h"
 #include "core/error.h"
+#include "device/driver_watch.h"
 #include "transports/link.h"
+#include "transports/shm/peer_memory.h"
 #include "transports/shm/shm_domain.h"
 #include "transports/tcp/tcp_transport.h"
 
@@ -67,7 +70,14 @@ struct loomComm {
   std::vector<loom::Link*> linkPtrs;               // same, as raw pointers for executors
   std::vector<loom::Link*> networkLinks;           // links that need progress() calls
   std::vector<loom::ArenaView> arenas;             // every rank's direct arena (one host only)
-  loom::WaitPolicy waitPolicy;                     // how this rank's waits behave
+  /// Reads every local rank's buffers in place, for single-copy direct
+  /// rounds; null where some rank cannot be read (then the arena serves).
+  std::unique_ptr<loom::PeerMemory> peerMemory;
+  /// The single-copy reduction's blocks: page-aligned, because the kernel's
+  /// cross-process copy into an unaligned destination runs at half speed.
+  std::span<char> singleCopyScratch;
+  std::vector<char> singleCopyScratchStorage;
+  loom::WaitPolicy waitPolicy;  // how this rank's waits behave
   /// The tuner's model when ranks span hosts (comm_tuner.cc); null on one host.
   std::unique_ptr<loom::tuner::TunerTopology> tuner;
   /// Ring position p of all-reduce plans runs on rank ringOrder[p] (the
@@ -114,6 +124,9 @@ struct loomComm {
   /// Whether every rank could run the plan-walking kernel when the
   /// communicator was made (prepareDeviceWalk); -1 off the kernel path.
   int deviceWalkCapable = -1;
+  /// Whether CUDA is loaded, answered per call without a system call; a cache,
+  /// so validating a call (on a const communicator) may refresh it.
+  mutable loom::device::DriverWatch driverWatch;
   /// Whether rank 0 logged that too many ranks share a device for the kernel path.
   std::atomic<bool> announcedCrowding{false};
 

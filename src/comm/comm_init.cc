@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collectives/algorithms.h"
+#include "collectives/executor/direct_executor.h"
 #include "comm/comm.h"
 #include "comm/comm_tuner.h"
 #include "comm/device_direct.h"
@@ -111,6 +112,55 @@ void connectLinks(Comm& comm, Deadline deadline) {
   for (size_t r = 0; r < comm.links.size(); ++r) comm.linkPtrs[r] = comm.links[r].get();
 }
 
+/// Whether the direct algorithm may read every rank's buffers in place,
+/// decided here once by all ranks alike: each rank tries to read a known word
+/// of every peer, and single-copy is on only if every rank could.
+void setUpSingleCopy(Comm& comm, Deadline deadline) {
+  std::string why;
+  std::unique_ptr<PeerMemory> peers;
+  if (comm.allLocal && comm.config.singleCopy) {
+    std::vector<int> pids;
+    std::vector<uint64_t> probes;
+    for (int r = 0; r < comm.nranks; ++r) {
+      pids.push_back(comm.peers[r].pid);
+      probes.push_back(comm.arenas[r].header->ownerAddress);
+    }
+    peers = std::make_unique<PeerMemory>(comm.rank, pids, comm.config.crossMemory);
+    peers->probe(probes, kShmMagic, &why);
+    if (!peers->everyPeerReadable() && why.empty()) {
+      why = "ranks in other processes are read in place only with LOOM_CMA=1";
+    }
+  } else {
+    why = comm.allLocal ? "LOOM_SINGLE_COPY=0" : "ranks on several hosts";
+  }
+  const bool mine = peers != nullptr && peers->everyPeerReadable();
+  const auto all = comm.bootstrap->allGather(mine ? "1" : "0:" + why, deadline);
+  const auto refused =
+      std::find_if(all.begin(), all.end(), [](const std::string& a) { return a != "1"; });
+  if (refused == all.end()) {
+    comm.peerMemory = std::move(peers);
+    constexpr size_t kPage = 4096;
+    comm.singleCopyScratchStorage.assign(2 * kSingleCopyBlockBytes + kPage, 0);
+    const auto base = reinterpret_cast<uintptr_t>(comm.singleCopyScratchStorage.data());
+    comm.singleCopyScratch = {comm.singleCopyScratchStorage.data() + (kPage - base % kPage) % kPage,
+                              2 * kSingleCopyBlockBytes};
+    bool crossProcess = false;
+    for (int r = 0; r < comm.nranks; ++r) {
+      crossProcess |= comm.peerMemory->access(r) == PeerAccess::CrossMemory;
+    }
+    if (comm.rank == 0) {
+      LOOM_INFO("messages of {} B and more read peers' buffers in place ({})",
+                comm.config.singleCopyMinBytes,
+                crossProcess ? "cross-memory attach between processes" : "threads of one process");
+    }
+  } else if (comm.rank == 0 && comm.allLocal && comm.nranks > 1) {
+    LOOM_INFO(
+        "large messages copy through the shared arena: rank {} cannot read its peers' "
+        "buffers in place ({})",
+        refused - all.begin(), refused->substr(2));
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
@@ -129,6 +179,7 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   comm->tcpListener = std::make_unique<TcpListener>(std::string());
   comm->peers = exchangePeerInfo(*comm, deadline);
   connectLinks(*comm, deadline);
+  setUpSingleCopy(*comm, deadline);
   WaitPolicy& wait = comm->waitPolicy;
   wait.doorbell = comm->shm ? &comm->shm->myDoorbell() : nullptr;
   wait.abortFlag = &comm->aborted;

@@ -76,6 +76,9 @@ CommConfig CommConfig::fromEnvironment() {
   c.tcp.socketsPerPeer = static_cast<int>(envInt("LOOM_TCP_SOCKETS", 2, 1, 16));
   c.directMaxBytes = envBytes("LOOM_DIRECT_MAX", SIZE_MAX, 0, SIZE_MAX);
   c.directOneShotBytes = envBytes("LOOM_DIRECT_ONESHOT", 32 << 10, 0, 1ULL << 30);
+  c.singleCopy = envFlag("LOOM_SINGLE_COPY", true);
+  c.singleCopyMinBytes = envBytes("LOOM_SINGLE_COPY_MIN", 256 << 10, 1, SIZE_MAX);
+  c.crossMemory = envFlag("LOOM_CMA", false);
   c.treeMaxBytes = envBytes("LOOM_TREE_MAX", 64 << 10, 0, SIZE_MAX);
   if (envString("LOOM_CHUNK_SIZE")) c.chunkBytes = envBytes("LOOM_CHUNK_SIZE", 0, 256, 64 << 20);
   c.channels = static_cast<int>(envInt("LOOM_NCHANNELS", 1, 1, 64));
@@ -103,11 +106,12 @@ size_t CommConfig::sliceBytes() const {
 std::string CommConfig::signature() const {
   return fmt::format(
       "algo={} transport={} net={} cuda={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} "
-      "tree={} chunk={} channels={} cudaSlot={} cudaScope={} cudaP2p={}",
+      "singleCopy={}/{}/{} tree={} chunk={} channels={} cudaSlot={} cudaScope={} cudaP2p={}",
       algorithm ? static_cast<int>(*algorithm) : -1, static_cast<int>(transport),
       static_cast<int>(net), static_cast<int>(cudaPath), check, shm.slotBytes, shm.slots,
-      shm.arenaBytes, tcp.slotBytes, tcp.slots, directMaxBytes, directOneShotBytes, treeMaxBytes,
-      chunkBytes.value_or(0), channels, cudaSlotBytes, cudaSystemScope, cudaPeerWrites);
+      shm.arenaBytes, tcp.slotBytes, tcp.slots, directMaxBytes, directOneShotBytes, singleCopy,
+      singleCopyMinBytes, crossMemory, treeMaxBytes, chunkBytes.value_or(0), channels,
+      cudaSlotBytes, cudaSystemScope, cudaPeerWrites);
 }
 
 }  // namespace loom

@@ -32,7 +32,19 @@ struct CommConfig {
   TcpConfig tcp;                     // LOOM_TCP_SLOT_BYTES, LOOM_TCP_SLOTS, LOOM_TCP_SOCKETS
   size_t directMaxBytes = SIZE_MAX;  // LOOM_DIRECT_MAX: largest message for the direct algorithm
   size_t directOneShotBytes = size_t{32} << 10;  // LOOM_DIRECT_ONESHOT
-  size_t treeMaxBytes = size_t{64} << 10;        // LOOM_TREE_MAX: all-reduce uses trees up to this
+  /// LOOM_SINGLE_COPY=0: the direct algorithm always copies through the
+  /// shared arena, never reading peers' buffers in place.
+  bool singleCopy = true;
+  /// LOOM_SINGLE_COPY_MIN: the smallest message (one rank's contribution)
+  /// read in place from peers' buffers.
+  size_t singleCopyMinBytes = size_t{256} << 10;
+  /// LOOM_CMA=1: ranks in other processes are read in place too, with
+  /// process_vm_readv. Off by default: on the machines measured so far the
+  /// kernel's page-by-page copy (about 5 GB/s with both ranks reading) loses
+  /// to the arena's two memcpy (docs/performance.md). Threads of one process
+  /// are always read in place.
+  bool crossMemory = false;
+  size_t treeMaxBytes = size_t{64} << 10;  // LOOM_TREE_MAX: all-reduce uses trees up to this
   std::optional<size_t> chunkBytes;  // LOOM_CHUNK_SIZE: executor slice, instead of the tuner's
   int channels = 1;                  // LOOM_NCHANNELS (the host executor runs one; see tuner.md)
   /// LOOM_CUDA_SLOT_BYTES: payload of one bulk message of the plan-walking

@@ -61,8 +61,15 @@ struct CountSent {
 };
 
 void runDirect(Comm& comm, const Operation& op, Waiter& waiter) {
+  DirectOptions options;
+  options.oneShotBytes = comm.config.directOneShotBytes;
+  if (comm.peerMemory != nullptr) {
+    options.peers = comm.peerMemory.get();
+    options.singleCopyMinBytes = comm.config.singleCopyMinBytes;
+    options.scratch = comm.singleCopyScratch;
+  }
   DirectExecutor direct(comm.arenas, comm.rank, comm.shm->arenaBytes(), comm.directRound, waiter,
-                        comm.config.directOneShotBytes);
+                        options);
   const CountSent<DirectExecutor> count{comm, direct};
   const auto* in = static_cast<const char*>(op.send);
   auto* out = static_cast<char*>(op.recv);
@@ -255,10 +262,24 @@ void runOffDevicePaths(Comm& comm, std::span<const Operation> ops) {
   runHostOperations(comm, ops);
 }
 
+/// Host buffers, and a communicator whose ranks never agree on device work
+/// (no rank could walk when it was made, and not the direct device path):
+/// nothing to decide, no device probe to pass. A host-only program's calls
+/// all come here; every rank of such a communicator does alike.
+bool plainHostCall(const Comm& comm, std::span<const Operation> ops) {
+  if (comm.deviceWalkCapable == 1 || comm.config.cudaPath == CudaPath::Direct) return false;
+  return std::none_of(ops.begin(), ops.end(),
+                      [](const Operation& op) { return op.onDevice || op.streamOrdered; });
+}
+
 }  // namespace
 
 void runOperations(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty()) return;
+  if (plainHostCall(comm, ops)) {
+    runHostOperations(comm, ops);
+    return;
+  }
   quiesceDeviceWalkProxy(comm);  // the host is about to use the network links
   DeviceWalkOutcome walked;
   try {

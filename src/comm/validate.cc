@@ -144,7 +144,7 @@ void validateOperation(const Comm& comm, Operation& op) {
   }
   // Device buffers need a device; host and device in one call never work.
   const device::BufferPlacement placement = device::checkBufferLocations(
-      name, inBytes > 0 ? op.send : nullptr, outBytes > 0 ? op.recv : nullptr);
+      name, inBytes > 0 ? op.send : nullptr, outBytes > 0 ? op.recv : nullptr, comm.driverWatch);
   op.onDevice = placement.onDevice;
   op.streamOrdered = placement.streamOrdered;
 }

@@ -20,9 +20,10 @@ void checkBufferKinds(std::string_view call, MemoryKind send, MemoryKind recv, b
   }
 }
 
-BufferPlacement checkBufferLocations(std::string_view call, const void* send, const void* recv) {
+BufferPlacement checkBufferLocations(std::string_view call, const void* send, const void* recv,
+                                     DriverWatch& driver) {
   // Without a loaded driver nothing is CUDA memory; do not load CUDA to find out.
-  if (!cudaDriverLoaded()) return {};
+  if (!driver.loaded()) return {};
   const DeviceRuntime& runtime = deviceRuntime();
   // Without a runtime no pointer can be device memory: skip both lookups.
   if (!runtime.available) return {};

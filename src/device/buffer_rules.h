@@ -3,6 +3,7 @@
 
 #include <string_view>
 
+#include "device/driver_watch.h"
 #include "device/memory_kind.h"
 
 namespace loom::device {
@@ -32,6 +33,9 @@ struct BufferPlacement {
 
 /// checkBufferKinds over classifyPointer of both buffers and haveDevicePath().
 /// Pass nullptr for a buffer the call does not touch (its count is 0 there).
-BufferPlacement checkBufferLocations(std::string_view call, const void* send, const void* recv);
+/// While `driver` says no CUDA driver is loaded, nothing is CUDA memory and
+/// CUDA is asked nothing (no runtime loaded, no system call).
+BufferPlacement checkBufferLocations(std::string_view call, const void* send, const void* recv,
+                                     DriverWatch& driver);
 
 }  // namespace loom::device

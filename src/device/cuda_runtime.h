@@ -92,8 +92,9 @@ struct DeviceRuntime {
 /// Whether this process has loaded the CUDA driver (libcuda.so.1); never loads
 /// it. Without a driver no pointer can be CUDA memory, so a host-only process
 /// can skip every CUDA question: it then never loads a CUDA runtime, and never
-/// creates a context that would hold GPU memory. Asked per call (a cheap
-/// RTLD_NOLOAD lookup), because an application may load CUDA at any time.
+/// creates a context that would hold GPU memory. An RTLD_NOLOAD lookup, which
+/// searches the library path when the driver is absent: per call, ask a
+/// DriverWatch (device/driver_watch.h) instead.
 bool cudaDriverLoaded();
 
 /// The process's runtime handle, loaded on first call and never changed after.

@@ -21,6 +21,14 @@ enum class Variant {
   Ring,        ///< LOOM_ALGO=ring: the ring even where direct would be chosen
   Tree,        ///< LOOM_ALGO=tree
   SmallSlots,  ///< minimum slot and arena sizes: every mid-size case spans many slots/rounds
+  /// Single-copy from 4000 B, cross-memory attach allowed (LOOM_CMA=1): the
+  /// 1023-element cases of 4- and 8-byte types read peers' buffers in place,
+  /// the smaller ones go through the arena, so one communicator crosses the
+  /// switch-over in both directions.
+  SingleCopy,
+  /// The same threshold without cross-memory attach (the default): processes
+  /// use the arena (threads of one process still read in place).
+  SingleCopyNoCma,
 };
 
 struct Config {
@@ -42,6 +50,10 @@ std::string variantName(Variant v) {
       return "_tree";
     case Variant::SmallSlots:
       return "_smallslots";
+    case Variant::SingleCopy:
+      return "_singlecopy";
+    case Variant::SingleCopyNoCma:
+      return "_singlecopy_nocma";
   }
   return "";
 }
@@ -59,6 +71,10 @@ std::vector<std::pair<std::string, std::string>> variantEnv(Variant v) {
       return {{"LOOM_SHM_SLOT_BYTES", "4K"}, {"LOOM_SHM_SLOTS", "2"},
               {"LOOM_TCP_SLOT_BYTES", "4K"}, {"LOOM_TCP_SLOTS", "2"},
               {"LOOM_DIRECT_BYTES", "4K"},   {"LOOM_DIRECT_ONESHOT", "0"}};
+    case Variant::SingleCopy:
+      return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_CMA", "1"}};
+    case Variant::SingleCopyNoCma:
+      return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_CMA", "0"}};
   }
   return {};
 }
@@ -90,6 +106,8 @@ const std::vector<Coll> kAll = {Coll::AllReduce, Coll::AllGather, Coll::ReduceSc
 const std::vector<Coll> kRingCapable = {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter,
                                         Coll::Broadcast, Coll::Reduce};
 const std::vector<Coll> kTreeCapable = {Coll::AllReduce, Coll::Broadcast, Coll::Reduce};
+/// What the direct algorithm runs, and so what single-copy rounds serve.
+const std::vector<Coll> kDirectCapable = kRingCapable;
 
 /// The first few failing cases are enough to debug; the rest are counted.
 constexpr int kErrorsShown = 5;
@@ -180,6 +198,24 @@ INSTANTIATE_TEST_SUITE_P(Tree, Collectives,
 INSTANTIATE_TEST_SUITE_P(SmallSlotsShm, Collectives,
                          testing::ValuesIn(configs(Launch::Threads, Transport::Shm, {3, 4}, kAll,
                                                    Variant::SmallSlots, Scope::Reduced)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(SingleCopyThreads, Collectives,
+                         testing::ValuesIn(configs(Launch::Threads, Transport::Shm, {2, 3, 5, 8},
+                                                   kDirectCapable, Variant::SingleCopy,
+                                                   Scope::Full)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(SingleCopyProcesses, Collectives,
+                         testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {2, 3, 4},
+                                                   kDirectCapable, Variant::SingleCopy,
+                                                   Scope::Full)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(SingleCopyNoCma, Collectives,
+                         testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {3},
+                                                   kDirectCapable, Variant::SingleCopyNoCma,
+                                                   Scope::Reduced)),
                          configName);
 
 INSTANTIATE_TEST_SUITE_P(SmallSlotsTcp, Collectives,

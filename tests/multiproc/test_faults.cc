@@ -494,6 +494,38 @@ INSTANTIATE_TEST_SUITE_P(Fault, FaultKill, testing::ValuesIn(kAllKinds),
                            return std::string(kindName(info.param));
                          });
 
+// A rank killed while its peers read its buffers in place (single-copy rounds
+// with cross-memory attach): every survivor gets a RemoteError naming the
+// victim, none crashes, and no survivor completes a call with what it read
+// from a process that is gone. Mid-call kills of the large kinds land in
+// the middle of process_vm_readv loops.
+TEST(FaultKillSingleCopy, SurvivorsGetRemoteErrorNotACrash) {
+  const Kind kinds[] = {Kind::AllReduceLarge, Kind::AllGather, Kind::ReduceScatter, Kind::Broadcast,
+                        Kind::Reduce};
+  std::vector<KillPlan> plans;
+  std::vector<WorldSpec> specs;
+  std::vector<FaultBody> bodies;
+  for (int rep = 0; rep < repeats(); ++rep) {
+    for (Kind kind : kinds) {
+      const uint64_t seed = mixSeed(baseSeed(), 77000 + static_cast<uint64_t>(kind) * 10 + rep);
+      KillPlan p = makeKillPlan(kind, Transport::Shm, seed);
+      p.mode = KillMode::Mid;  // inside a call, where the reads are
+      plans.push_back(p);
+      WorldSpec w = world(p.label(), p.nranks, p.transport);
+      w.env = {{"LOOM_CMA", "1"}, {"LOOM_SINGLE_COPY_MIN", "64K"}};
+      specs.push_back(w);
+      bodies.push_back(killBody(p));
+    }
+  }
+  const auto results = runWorlds(specs, bodies, 40);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    std::string summary;
+    const std::string bad = checkKillWorld(plans[i], results[i], &summary);
+    std::cout << summary;
+    EXPECT_EQ(bad, "") << plans[i].label() << " (LOOM_CMA=1)";
+  }
+}
+
 // --- 2. stall --------------------------------------------------------------------------
 
 TEST(FaultStall, WaitersTimeOutNamingPeerAndCollective) {

@@ -135,7 +135,8 @@ TEST(BufferRules, DeviceBuffersWithoutExecutorAreInvalidUsage) {
 int classifyHostBuffersInFreshProcess() {
   if (cudaDriverLoaded()) return 2;
   std::vector<float> a(8), b(8);
-  checkBufferLocations("allreduce", a.data(), b.data());
+  DriverWatch driver;
+  checkBufferLocations("allreduce", a.data(), b.data(), driver);
   const char* runtimes[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so"};
   for (const char* name : runtimes) {
     if (dlopen(name, RTLD_LAZY | RTLD_NOLOAD) != nullptr) return 1;
@@ -153,10 +154,11 @@ TEST(BufferRulesDeathTest, HostOnlyProcessesNeverLoadCuda) {
 
 TEST(BufferRules, HostPointersPassOnThisMachine) {
   std::vector<float> a(8), b(8);
-  EXPECT_FALSE(checkBufferLocations("allreduce", a.data(), b.data()).streamOrdered);
-  EXPECT_NO_THROW(checkBufferLocations("send", a.data(), nullptr));
-  EXPECT_NO_THROW(checkBufferLocations("recv", nullptr, b.data()));
-  EXPECT_NO_THROW(checkBufferLocations("allreduce", nullptr, nullptr));
+  DriverWatch driver;
+  EXPECT_FALSE(checkBufferLocations("allreduce", a.data(), b.data(), driver).streamOrdered);
+  EXPECT_NO_THROW(checkBufferLocations("send", a.data(), nullptr, driver));
+  EXPECT_NO_THROW(checkBufferLocations("recv", nullptr, b.data(), driver));
+  EXPECT_NO_THROW(checkBufferLocations("allreduce", nullptr, nullptr, driver));
 }
 
 }  // namespace

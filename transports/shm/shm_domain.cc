@@ -34,6 +34,7 @@ ShmDomain::ShmDomain(uint64_t commTag, int rank, int nranks, const ShmConfig& co
   h->slotBytes = layout_.slotBytes;
   h->slots = layout_.slots;
   h->arenaBytes = layout_.arenaBytes;
+  h->ownerAddress = reinterpret_cast<uint64_t>(h);
   for (int j = 0; j < nranks; ++j) {
     new (own_.data() + layout_.fifoOffset() + sizeof(FifoControl) * j) FifoControl();
   }

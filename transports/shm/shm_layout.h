@@ -45,11 +45,22 @@ struct alignas(64) SegmentHeader {
   uint64_t slotBytes;
   uint64_t slots;
   uint64_t arenaBytes;
+  /// Where this header is mapped in its owner's process: peers in other
+  /// processes read `magic` there once to learn whether cross-memory attach
+  /// is permitted (transports/shm/peer_memory.h).
+  uint64_t ownerAddress;
   alignas(64) Doorbell doorbell;
   // Direct arena sequence numbers this rank publishes (see direct executor).
   alignas(64) std::atomic<uint64_t> inputSeq;
   alignas(64) std::atomic<uint64_t> outputSeq;
   SmallSlot small[2];  // by round parity
+  // Single-copy rounds: the user buffers (addresses in this rank's process)
+  // that peers read directly, valid for the round in inputSeq; written before
+  // inputSeq is published.
+  alignas(64) uint64_t exposedInput;
+  uint64_t exposedOutput;
+  /// The last single-copy round in which this rank finished reading its peers.
+  alignas(64) std::atomic<uint64_t> releasedSeq;
   RankStatus status;
 };
 

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The speed guard CI runs after `make test`: Loom's loom_perf (under loomrun)
+# and the project's mpi_perf (Open MPI's MPI_Allreduce, under mpirun) back to
+# back in the same run, float sum all-reduce, 2 and 4 ranks, best of 3 runs
+# per side. It fails only on a gross regression, judged as a ratio to MPI
+# measured minutes apart on the same machine:
+#   8 B          Loom's time  > 3.0 x MPI's
+#   1 MiB, 16 MiB Loom's busbw < 0.7 x MPI's
+# and prints the ratio table either way. The libloom under test is the
+# default build's: where the CUDA toolkit exists it is built with CUDA, so the
+# 8-byte row also shows that a host-only program pays nothing for CUDA being
+# possible (no driver here; tests/scripts/hot_path_syscalls_test.sh proves
+# the call makes no system call).
+#
+#   perf/perf-guard.sh [--runs 3] [--ranks "2 4"]      (BUILD_DIR, default ./build)
+set -euo pipefail
+
+runs=3
+ranks="2 4"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --runs) runs="$2"; shift 2 ;;
+    --ranks) ranks="$2"; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "perf-guard: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+build="${BUILD_DIR:-./build}"
+loomrun="$build/loomrun"
+loom_perf="$build/perf/loom_perf"
+mpi_perf="$build/perf/mpi_perf"
+for bin in "$loomrun" "$loom_perf" "$mpi_perf"; do
+  [[ -x "$bin" ]] || { echo "perf-guard: $bin not found; build first or set BUILD_DIR" >&2; exit 2; }
+done
+command -v mpirun >/dev/null || { echo "perf-guard: mpirun not found (scripts/install-deps.sh)" >&2; exit 2; }
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# MPI at its best (see perf/compare-mpi.sh): no mmap/munmap of its per-call temporary.
+mpi_tunables="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184"
+small=(allreduce -b 8 -e 8 -n 5000 -w 500 -d float -o sum -c 1)
+large=(allreduce -b 1M -e 16M -f 16 -n 10 -w 3 -d float -o sum -c 1)
+
+# side ranks csv args...: one run of one side; a failed or wrong run fails the guard.
+measure() {
+  local side="$1" n="$2" csv="$3"
+  shift 3
+  local log="$csv.log"
+  if [[ "$side" == loom ]]; then
+    timeout 300 "$loomrun" -n "$n" "$loom_perf" "$@" --csv "$csv" >"$log" 2>&1 || {
+      echo "perf-guard: loom_perf ($n ranks, $*) failed:" >&2; tail -20 "$log" >&2; return 1; }
+  else
+    GLIBC_TUNABLES="$mpi_tunables" timeout 300 mpirun -np "$n" --allow-run-as-root --oversubscribe \
+      --bind-to none "$mpi_perf" "$@" --csv "$csv" >"$log" 2>&1 || {
+      echo "perf-guard: mpi_perf ($n ranks, $*) failed:" >&2; tail -20 "$log" >&2; return 1; }
+  fi
+  awk -F, 'FNR > 1 && $5 != 0 { bad = 1 } END { exit bad }' "$csv" || {
+    echo "perf-guard: $side ($n ranks) returned wrong values" >&2; return 1; }
+}
+
+echo "# perf-guard: float sum all-reduce, best of $runs runs per side, $(nproc) cores, $(date -u +%F)"
+echo "# limits: 8 B time <= 3.0x MPI; 1 MiB and 16 MiB busbw >= 0.7x MPI"
+status=0
+for n in $ranks; do
+  for ((i = 1; i <= runs; ++i)); do
+    for side in loom mpi; do
+      measure "$side" "$n" "$work/$side.$n.small.$i.csv" "${small[@]}" || status=1
+      measure "$side" "$n" "$work/$side.$n.large.$i.csv" "${large[@]}" || status=1
+    done
+  done
+  echo
+  echo "# $n ranks"
+  # Best per size and side: the lowest time, the highest busbw.
+  cat "$work"/loom."$n".*.csv 2>/dev/null | awk -F, '$1 ~ /^[0-9]+$/' >"$work/loom.$n.all"
+  cat "$work"/mpi."$n".*.csv 2>/dev/null | awk -F, '$1 ~ /^[0-9]+$/' >"$work/mpi.$n.all"
+  awk -F, '
+    NR == FNR { if (!($1 in lt) || $2 < lt[$1]) lt[$1] = $2; if ($4 > lb[$1]) lb[$1] = $4; next }
+    { if (!($1 in mt) || $2 < mt[$1]) mt[$1] = $2; if ($4 > mb[$1]) mb[$1] = $4 }
+    END {
+      printf "%10s %10s %10s %10s %10s %8s %8s %6s\n", "size(B)", "loom(us)", "mpi(us)",
+             "loom_bw", "mpi_bw", "t_ratio", "bw_ratio", "guard"
+      bad = 0
+      n = 0
+      for (s in lt) if (s in mt) sizes[++n] = s + 0
+      for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (sizes[j] < sizes[i]) {
+        t = sizes[i]; sizes[i] = sizes[j]; sizes[j] = t }
+      for (i = 1; i <= n; ++i) {
+        s = sizes[i]
+        tr = mt[s] > 0 ? lt[s] / mt[s] : 0
+        br = mb[s] > 0 ? lb[s] / mb[s] : 0
+        verdict = "ok"
+        if (s == 8 && tr > 3.0) verdict = "FAIL"
+        if (s >= 1048576 && br < 0.7) verdict = "FAIL"
+        if (verdict == "FAIL") bad = 1
+        printf "%10d %10.2f %10.2f %10.3f %10.3f %8.2f %8.2f %6s\n", s, lt[s], mt[s], lb[s],
+               mb[s], tr, br, verdict
+      }
+      if (n < 3) { print "perf-guard: sizes missing from the runs"; bad = 1 }
+      exit bad
+    }' "$work/loom.$n.all" "$work/mpi.$n.all" || status=1
+done
+echo
+if [[ $status -ne 0 ]]; then
+  echo "perf-guard: FAILED (a gross regression against MPI, or a failed run; see above)"
+else
+  echo "perf-guard: passed"
+fi
+exit "$status"

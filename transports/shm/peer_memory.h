@@ -1,0 +1,64 @@
+// Reading other local ranks' user buffers in place, for the single-copy direct
+// algorithm (collectives/executor/direct_single_copy.cc). Ranks that are
+// threads of one process read each other's buffers through plain pointers;
+// ranks in other processes through cross-memory attach (process_vm_readv),
+// where the kernel permits it (ptrace rules, container seccomp profiles).
+// Whether it is permitted is found once, when the communicator is made, by
+// reading a known word of each peer; every read afterwards is one system call
+// straight from the peer's buffer into this rank's memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace loom {
+
+enum class PeerAccess : uint8_t {
+  None,         ///< cannot read: this rank uses the shared arena
+  Pointer,      ///< same process (or self): the address is usable as is
+  CrossMemory,  ///< another process: process_vm_readv
+};
+
+const char* peerAccessName(PeerAccess access);
+
+class PeerMemory {
+ public:
+  /// `pids[r]`: rank r's process id, for every rank of the communicator (all
+  /// on this host); `allowCrossMemory`: false keeps other processes at None.
+  PeerMemory(int rank, std::span<const int> pids, bool allowCrossMemory);
+  ~PeerMemory();
+  PeerMemory(const PeerMemory&) = delete;
+  PeerMemory& operator=(const PeerMemory&) = delete;
+
+  /// Tries one 8-byte read of every other-process peer at `addresses[r]`,
+  /// which must hold `expected` there; a peer whose read fails or differs
+  /// becomes None, and `why` (if given) says which and why.
+  void probe(std::span<const uint64_t> addresses, uint64_t expected, std::string* why);
+
+  PeerAccess access(int peer) const { return access_[static_cast<size_t>(peer)]; }
+  /// Whether every peer can be read.
+  bool everyPeerReadable() const;
+
+  /// Copies `bytes` at `address` in `peer`'s memory to `local`. A peer that
+  /// exited, or whose memory is gone, is a RemoteError naming it.
+  void read(int peer, uint64_t address, void* local, size_t bytes) const;
+  /// `bytes` of `peer`'s memory at `address`, readable here: the address
+  /// itself for a Pointer peer, else copied into `scratch` (>= bytes).
+  const char* view(int peer, uint64_t address, size_t bytes, char* scratch) const;
+  /// Throws RemoteError if `peer`'s process has exited since the
+  /// communicator was made (its process id may name another process by now,
+  /// so what was read from it must not be used). Never throws for a Pointer
+  /// peer. Costs a system call for a CrossMemory one.
+  void checkAlive(int peer) const;
+
+ private:
+  int rank_;
+  std::vector<int> pids_;
+  std::vector<PeerAccess> access_;
+  std::vector<int> pidfds_;  // -1 where none (no pidfd_open on old kernels, or not needed)
+};
+
+}  // namespace loom
