@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo perf perf-guard clean format test-asan test-tsan \
+.PHONY: all deps configure build test demo perf perf-guard perf-plot clean format test-asan test-tsan \
   test-sanitizers fuzz
 
 all: build
@@ -30,7 +30,8 @@ test: build
 # holds freed memory on purpose) and the fault tests, whose 3 s deadlines do not
 # survive ASan's slowdown with several worlds forked at once. Also left out: the
 # benchmark sanity check and the loom-topo script (3 and 1.5 minutes under ASan;
-# the code they drive runs under ASan in the unit and topology tests).
+# the code they drive runs under ASan in the unit and topology tests), and the
+# system-call count of the hot path, a property of the release build.
 test-asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOM_SANITIZE=address \
 	  -DLOOM_WITH_CUDA=OFF $(CMAKE_FLAGS)
@@ -38,7 +39,7 @@ test-asan: deps
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j$(JOBS) --timeout 900 \
-	  -E 'script.(fuzz|consumer|soak|perf_check|loom_topo)_test|Fault'
+	  -E 'script.(fuzz|consumer|soak|perf_check|loom_topo|hot_path_syscalls)_test|Fault'
 
 # UCX is left out under TSan: its memory hooks (libucm patches malloc and mmap
 # when loaded) made nearly every threaded test segfault under TSan. The
@@ -63,6 +64,14 @@ demo: build
 
 perf: build
 	BUILD_DIR=$(BUILD) bash perf/compare-mpi.sh
+
+# The busbw plot of docs/performance.md from a fresh compare-mpi run; matplotlib
+# lives in a virtual environment of its own (.venv-perf), not the system Python.
+perf-plot: build
+	test -x .venv-perf/bin/python || python3 -m venv .venv-perf
+	.venv-perf/bin/python -c 'import matplotlib' 2>/dev/null || .venv-perf/bin/pip install -q matplotlib
+	BUILD_DIR=$(BUILD) bash perf/compare-mpi.sh --csv-dir $(BUILD)/compare-mpi --out $(BUILD)/compare-mpi/report.txt
+	.venv-perf/bin/python perf/plot_compare.py $(BUILD)/compare-mpi docs/img/allreduce_busbw.png
 
 # Loom against Open MPI in one run, as ratios with generous margins: fails only
 # on a gross regression (docs/performance.md, "The speed guard").

@@ -4,7 +4,9 @@
 # single-thread memcpy bandwidth as the ceiling a host all-reduce's copies run into.
 #
 #   perf/compare-mpi.sh [--max 256M] [--min 8] [--iters 20] [--warmup 5] [--ranks "2 4"]
-#                       [--out FILE]
+#                       [--out FILE] [--csv-dir DIR]
+# --csv-dir keeps each side's CSV (loom_N.csv, mpi_N.csv) and the ceiling
+# (memcpy.txt) for perf/plot_compare.py.
 # Binaries come from $BUILD_DIR (default ./build): loomrun, perf/loom_perf, perf/mpi_perf.
 set -euo pipefail
 
@@ -14,6 +16,7 @@ iters=20
 warmup=5
 ranks="2 4"
 out=""
+csv_dir=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --max) max="$2"; shift 2 ;;
@@ -22,7 +25,8 @@ while [[ $# -gt 0 ]]; do
     --warmup) warmup="$2"; shift 2 ;;
     --ranks) ranks="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --csv-dir) csv_dir="$2"; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "compare-mpi.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -103,4 +107,9 @@ for n in $ranks; do
 done
 
 [[ -n "$out" ]] && cp "$report" "$out"
+if [[ -n "$csv_dir" ]]; then
+  mkdir -p "$csv_dir"
+  cp "$work"/*.csv "$csv_dir"/ 2>/dev/null || true
+  echo "$ceiling" >"$csv_dir/memcpy.txt"
+fi
 exit "$status"

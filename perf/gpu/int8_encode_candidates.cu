@@ -7,7 +7,8 @@
 // one thing, so one GPU run says which matters:
 //  - registers: the block stays in registers between absmax and encode (one
 //    read), with the quads per lane fixed at compile time, so nothing spills
-//    to local memory (the session-9 register attempt had runtime-sized loops);
+//    to local memory (the register attempt timed on 2026-12-04 had
+//    runtime-sized loops);
 //  - prefetch: as registers, and the warp loads its next block before it
 //    reduces and encodes the current one (two blocks in flight);
 //  - half-warp: 16 lanes per block, so a warp has two blocks in flight and
