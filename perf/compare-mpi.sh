@@ -4,7 +4,9 @@
 # single-thread memcpy bandwidth as the ceiling a host all-reduce's copies run into.
 #
 #   perf/compare-mpi.sh [--max 256M] [--min 8] [--iters 20] [--warmup 5] [--ranks "2 4"]
-#                       [--out FILE] [--csv-dir DIR]
+#                       [--runs 1] [--out FILE] [--csv-dir DIR]
+# --runs N runs each side N times, alternating, and keeps each side's best time
+# per size (the machine is shared: single runs move by +-30 %).
 # --csv-dir keeps each side's CSV (loom_N.csv, mpi_N.csv) and the ceiling
 # (memcpy.txt) for perf/plot_compare.py.
 # Binaries come from $BUILD_DIR (default ./build): loomrun, perf/loom_perf, perf/mpi_perf.
@@ -15,6 +17,7 @@ min=8
 iters=20
 warmup=5
 ranks="2 4"
+runs=1
 out=""
 csv_dir=""
 while [[ $# -gt 0 ]]; do
@@ -24,9 +27,10 @@ while [[ $# -gt 0 ]]; do
     --iters) iters="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
     --ranks) ranks="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --csv-dir) csv_dir="$2"; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "compare-mpi.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,7 +56,8 @@ mpi_tunables="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184"
 
 ceiling="$("$loom_perf" --memcpy | awk '/^memcpy_GBps/ {print $2}')"
 {
-  echo "# Loom vs Open MPI: float sum all-reduce, sizes $min..$max, $iters iters ($warmup warmup)"
+  echo "# Loom vs Open MPI: float sum all-reduce, sizes $min..$max, $iters iters ($warmup warmup)," \
+    "best of $runs run(s) per side"
   echo "# host: $(hostname), $(nproc) cores, $(uname -r)"
   echo "# MPI side only: GLIBC_TUNABLES=$mpi_tunables"
   echo "#   because Open MPI allocates a message-sized temporary per call and glibc would"
@@ -65,19 +70,33 @@ status=0
 for n in $ranks; do
   loom_csv="$work/loom_$n.csv"
   mpi_csv="$work/mpi_$n.csv"
-  echo "# running loom_perf under loomrun -n $n ..." >&2
-  if ! "$loomrun" -n "$n" "$loom_perf" "${common[@]}" --csv "$loom_csv" >"$work/loom_$n.log" 2>&1; then
-    echo "compare-mpi.sh: loom_perf with $n ranks failed:" >&2
-    tail -20 "$work/loom_$n.log" >&2
-    status=1
-  fi
-  echo "# running mpi_perf under mpirun -np $n ..." >&2
-  if ! GLIBC_TUNABLES="$mpi_tunables" mpirun -np "$n" --allow-run-as-root --oversubscribe \
-      --bind-to none "$mpi_perf" "${common[@]}" --csv "$mpi_csv" >"$work/mpi_$n.log" 2>&1; then
-    echo "compare-mpi.sh: mpi_perf with $n ranks failed:" >&2
-    tail -20 "$work/mpi_$n.log" >&2
-    status=1
-  fi
+  for ((run = 1; run <= runs; ++run)); do
+    echo "# run $run/$runs: loom_perf under loomrun -n $n ..." >&2
+    if ! "$loomrun" -n "$n" "$loom_perf" "${common[@]}" --csv "$work/loom_$n.run$run" \
+        >"$work/loom_$n.log" 2>&1; then
+      echo "compare-mpi.sh: loom_perf with $n ranks failed:" >&2
+      tail -20 "$work/loom_$n.log" >&2
+      status=1
+    fi
+    echo "# run $run/$runs: mpi_perf under mpirun -np $n ..." >&2
+    if ! GLIBC_TUNABLES="$mpi_tunables" mpirun -np "$n" --allow-run-as-root --oversubscribe \
+        --bind-to none "$mpi_perf" "${common[@]}" --csv "$work/mpi_$n.run$run" \
+        >"$work/mpi_$n.log" 2>&1; then
+      echo "compare-mpi.sh: mpi_perf with $n ranks failed:" >&2
+      tail -20 "$work/mpi_$n.log" >&2
+      status=1
+    fi
+  done
+  # Each side's best run per size (the lowest time); a wrong value in any run counts.
+  for side in loom mpi; do
+    cat "$work/${side}_$n".run* 2>/dev/null | awk -F, -v OFS=, '
+      $1 !~ /^[0-9]+$/ { if (!header) header = $0; next }
+      { wrong[$1] += $5; if (!($1 in best) || $2 < t[$1]) { best[$1] = $0; t[$1] = $2 } }
+      END {
+        if (header) print header
+        for (s in best) { split(best[s], f, ","); f[5] = wrong[s]; print f[1], f[2], f[3], f[4], f[5] }
+      }' | sort -t, -k1,1n >"$work/${side}_$n.csv"
+  done
   [[ -s "$loom_csv" && -s "$mpi_csv" ]] || continue
   {
     echo
@@ -106,10 +125,13 @@ for n in $ranks; do
   fi
 done
 
-[[ -n "$out" ]] && cp "$report" "$out"
 if [[ -n "$csv_dir" ]]; then
   mkdir -p "$csv_dir"
   cp "$work"/*.csv "$csv_dir"/ 2>/dev/null || true
   echo "$ceiling" >"$csv_dir/memcpy.txt"
+fi
+if [[ -n "$out" ]]; then
+  mkdir -p "$(dirname "$out")"
+  cp "$report" "$out"
 fi
 exit "$status"
