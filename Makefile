@@ -4,8 +4,9 @@
 BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?=
+VENV ?= .venv
 
-.PHONY: all deps configure build test demo perf perf-guard perf-plot clean format test-asan test-tsan \
+.PHONY: all deps configure build python test demo perf perf-guard perf-plot clean format test-asan test-tsan \
   test-sanitizers fuzz
 
 all: build
@@ -19,8 +20,20 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-test: build
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 900
+# The Python package (plain loom.Comm and the torch.distributed backend
+# "loom"), installed into the project's virtual environment with torch from
+# PyPI; the extension builds against that torch (docs/python.md).
+$(VENV)/.installed: scripts/python-requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q -r scripts/python-requirements.txt
+	touch $@
+
+python: build $(VENV)/.installed
+	LOOM_BUILD_DIR=$(abspath $(BUILD)) MAX_JOBS=$(JOBS) \
+	  $(VENV)/bin/pip install -q --no-build-isolation ./python
+
+test: build python
+	cd $(BUILD) && LOOM_VENV=$(abspath $(VENV)) ctest --output-on-failure -j$(JOBS) --timeout 900
 
 # The suite under ASan + UBSan, and the threaded multi-rank tests under TSan, each
 # in its own build folder (CI runs both after `make test`). CUDA is off there:
@@ -31,7 +44,8 @@ test: build
 # survive ASan's slowdown with several worlds forked at once. Also left out: the
 # benchmark sanity check and the loom-topo script (3 and 1.5 minutes under ASan;
 # the code they drive runs under ASan in the unit and topology tests), and the
-# system-call count of the hot path, a property of the release build.
+# system-call count of the hot path, a property of the release build, and the
+# Python tests (the package carries the release build's libloom).
 test-asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOM_SANITIZE=address \
 	  -DLOOM_WITH_CUDA=OFF $(CMAKE_FLAGS)
@@ -39,7 +53,7 @@ test-asan: deps
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j$(JOBS) --timeout 900 \
-	  -E 'script.(fuzz|consumer|soak|perf_check|loom_topo|hot_path_syscalls)_test|Fault'
+	  -E 'script.(fuzz|consumer|soak|perf_check|loom_topo|hot_path_syscalls|python)_test|Fault'
 
 # UCX is left out under TSan: its memory hooks (libucm patches malloc and mmap
 # when loaded) made nearly every threaded test segfault under TSan. The

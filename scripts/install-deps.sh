@@ -14,6 +14,7 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev libpugixml-dev
   clang-format clang-tidy clang-14 libclang-rt-14-dev
   iproute2 procps strace
+  python3-venv python3-dev
 )
 
 missing=()

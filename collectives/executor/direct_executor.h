@@ -77,6 +77,11 @@ class DirectExecutor {
 
   // Single-copy rounds (direct_single_copy.cc).
   bool singleCopy(size_t bytes) const;
+  /// For ThreadSanitizer (core/race_annotations.h): what a publication
+  /// orders, announced on an address every thread rank knows.
+  const void* ownerToken(int r) const;
+  void announcePublished() const;
+  void announceSeen() const;
   /// Starts a round that exposes `in` and `out` and waits until every rank did.
   void exposeBuffers(const char* in, const char* out);
   /// Ends it: this rank read its last; returns once every rank did, so no

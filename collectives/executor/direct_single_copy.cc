@@ -21,6 +21,7 @@
 
 #include "collectives/algorithms.h"
 #include "collectives/executor/direct_executor.h"
+#include "core/race_annotations.h"
 
 namespace loom {
 
@@ -48,6 +49,22 @@ Shard shardOf(size_t count, int nranks, int r, size_t es) {
 
 }  // namespace
 
+/// Pairs with announceReaders: the address of rank r's segment header in the
+/// process of rank r, which is also this process for a Pointer peer.
+const void* DirectExecutor::ownerToken(int r) const {
+  return reinterpret_cast<const void*>(arenas_[r].header->ownerAddress);
+}
+
+void DirectExecutor::announcePublished() const { announceRelease(ownerToken(rank_)); }
+
+void DirectExecutor::announceSeen() const {
+  for (int r = 0; r < nranks_; ++r) {
+    if (r != rank_ && options_.peers->access(r) == PeerAccess::Pointer) {
+      announceAcquire(ownerToken(r));
+    }
+  }
+}
+
 bool DirectExecutor::singleCopy(size_t bytes) const {
   return options_.peers != nullptr && bytes > 0 && bytes >= options_.singleCopyMinBytes;
 }
@@ -57,8 +74,10 @@ void DirectExecutor::exposeBuffers(const char* in, const char* out) {
   SegmentHeader& mine = *arenas_[rank_].header;
   mine.exposedInput = reinterpret_cast<uint64_t>(in);
   mine.exposedOutput = reinterpret_cast<uint64_t>(out);
+  announcePublished();
   publishInput();  // releases the addresses with the round number
   waitAllInputs();
+  announceSeen();
 }
 
 void DirectExecutor::releaseBuffers() {
@@ -67,9 +86,11 @@ void DirectExecutor::releaseBuffers() {
   for (int r = 0; r < nranks_; ++r) {
     if (r != rank_) options_.peers->checkAlive(r);
   }
+  announcePublished();
   arenas_[rank_].header->releasedSeq.store(round_, std::memory_order_release);
   ringPeers();
   waitAll(&SegmentHeader::releasedSeq, "release of the buffers it exposed");
+  announceSeen();
 }
 
 void DirectExecutor::readPeer(int r, bool output, size_t offset, char* to, size_t bytes) const {
@@ -113,8 +134,10 @@ void DirectExecutor::singleCopyAllReduce(const char* in, char* out, size_t count
   const Shard mine = shardOf(count, nranks_, rank_, es);
   reduceExposed(out + mine.offset * es, in + mine.offset * es, mine.offset, mine.count, es, rc);
   bytesSent_ += (count + mine.count) * es;
+  announcePublished();
   publishOutput();
   waitAllOutputs();
+  announceSeen();
   for (int r = 0; r < nranks_; ++r) {
     if (r == rank_) continue;
     const Shard theirs = shardOf(count, nranks_, r, es);

@@ -1,0 +1,554 @@
+#include "loom_backend.h"
+
+#include <ATen/core/ivalue.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+namespace loom::torch_backend {
+namespace {
+
+/// Work that finished before it was returned: every collective here runs on
+/// the calling thread. Its future is complete too, holding the output tensors.
+class DoneWork : public c10d::Work {
+ public:
+  DoneWork(std::vector<at::Tensor> result, c10d::OpType type)
+      : Work(-1, type),
+        result_(std::move(result)),
+        future_(c10::make_intrusive<c10::ivalue::Future>(
+            c10::ListType::create(c10::TensorType::get()))) {
+    future_->markCompleted(c10::IValue(result_));
+  }
+  bool isCompleted() override { return true; }
+  bool isSuccess() const override { return true; }
+  bool wait(std::chrono::milliseconds /*timeout*/) override { return true; }
+  std::vector<at::Tensor> result() override { return result_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+ private:
+  std::vector<at::Tensor> result_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+c10::intrusive_ptr<c10d::Work> done(std::vector<at::Tensor> result, c10d::OpType type) {
+  return c10::make_intrusive<DoneWork>(std::move(result), type);
+}
+
+[[noreturn]] void refuse(const std::string& message) {
+  C10_THROW_ERROR(ValueError, "loom backend: " + message);
+}
+
+/// Loom's type for a tensor's; bool travels as uint8 (see reduceOpFor).
+loomDataType_t loomType(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kFloat:
+      return loomFloat32;
+    case at::kDouble:
+      return loomFloat64;
+    case at::kHalf:
+      return loomFloat16;
+    case at::kBFloat16:
+      return loomBfloat16;
+    case at::kChar:
+      return loomInt8;
+    case at::kByte:
+    case at::kBool:
+      return loomUint8;
+    case at::kInt:
+      return loomInt32;
+    case at::kLong:
+      return loomInt64;
+    default:
+      refuse(std::string("tensors of type ") + c10::toString(t.scalar_type()) +
+             " are not supported (float32/64, float16, bfloat16, int8, uint8, int32, int64, "
+             "bool are)");
+  }
+}
+
+/// A bool reduction is logical: sum and max are "or", product and min "and".
+loomRedOp_t loomOp(const c10d::ReduceOp& op, const at::Tensor& t) {
+  const bool logical = t.scalar_type() == at::kBool;
+  switch (op.op_) {
+    case c10d::ReduceOp::SUM:
+    case c10d::ReduceOp::PREMUL_SUM:  // the factor is applied before (premultiply)
+      return logical ? loomMax : loomSum;
+    case c10d::ReduceOp::AVG:
+      if (logical) refuse("AVG of bool tensors has no meaning");
+      return loomAvg;
+    case c10d::ReduceOp::PRODUCT:
+      return logical ? loomMin : loomProd;
+    case c10d::ReduceOp::MIN:
+      return loomMin;
+    case c10d::ReduceOp::MAX:
+      return loomMax;
+    case c10d::ReduceOp::BAND:
+    case c10d::ReduceOp::BOR:
+    case c10d::ReduceOp::BXOR:
+      refuse(
+          "bitwise reductions (BAND, BOR, BXOR) are not supported; Loom reduces with SUM, "
+          "PRODUCT, MIN, MAX, AVG and PREMUL_SUM");
+    default:
+      refuse("unknown reduce op " + std::to_string(static_cast<int>(op.op_)));
+  }
+}
+
+/// PREMUL_SUM: scales `t` by the op's factor, in place, before the sum.
+void premultiply(const c10d::ReduceOp& op, at::Tensor& t) {
+  if (op.op_ != c10d::ReduceOp::PREMUL_SUM) return;
+  const auto* factor = dynamic_cast<const c10d::PreMulSumSupplement*>(op.supplement_.get());
+  if (factor == nullptr) refuse("PREMUL_SUM without its factor");
+  if (factor->tensor_factor.defined()) {
+    t.mul_(factor->tensor_factor);
+  } else {
+    t.mul_(factor->double_factor);
+  }
+}
+
+void requireCpu(const at::Tensor& t, const char* what) {
+  if (!t.device().is_cpu()) {
+    refuse(std::string(what) + " is on " + t.device().str() +
+           "; this backend takes CPU tensors (GPU programs use Loom through the NCCL shim)");
+  }
+}
+
+const at::Tensor& single(const std::vector<at::Tensor>& tensors, const char* what) {
+  if (tensors.size() != 1) {
+    refuse(std::string(what) + " takes one tensor per process, got " +
+           std::to_string(tensors.size()));
+  }
+  requireCpu(tensors[0], what);
+  loomType(tensors[0]);
+  return tensors[0];
+}
+
+void sameLayout(const at::Tensor& a, const at::Tensor& b, const char* what) {
+  if (a.scalar_type() != b.scalar_type()) {
+    refuse(std::string(what) + ": tensors of " + c10::toString(a.scalar_type()) + " and " +
+           c10::toString(b.scalar_type()) + " in one call");
+  }
+}
+
+/// A contiguous tensor with `t`'s values: `t` itself when it already is;
+/// `writeBack` then copies results into a non-contiguous `t`.
+struct Dense {
+  at::Tensor original;
+  at::Tensor data;
+  explicit Dense(const at::Tensor& t) : original(t), data(t.contiguous()) {}
+  void writeBack() {
+    if (!data.is_same(original)) original.copy_(data);
+  }
+};
+
+}  // namespace
+
+LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                         std::chrono::milliseconds timeout)
+    : Backend(rank, size) {
+  // Loom's deadline for every wait comes from init_process_group(timeout=...)
+  // unless the user set LOOM_TIMEOUT (seconds) themselves.
+  if (std::getenv("LOOM_TIMEOUT") == nullptr) {
+    const auto seconds = std::max<int64_t>(
+        1, static_cast<int64_t>(std::ceil(static_cast<double>(timeout.count()) / 1000.0)));
+    setenv("LOOM_TIMEOUT", std::to_string(seconds).c_str(), 0);
+  }
+  // Each process group hands its own (prefixed) store: one id per group.
+  const std::string key = "loom/unique_id";
+  loomUniqueId id{};
+  if (rank == 0) {
+    check(loomGetUniqueId(&id), "loomGetUniqueId");
+    const std::vector<uint8_t> bytes(id.internal, id.internal + LOOM_UNIQUE_ID_BYTES);
+    store->set(key, bytes);
+  } else {
+    const std::vector<uint8_t> bytes = store->get(key);
+    if (bytes.size() != LOOM_UNIQUE_ID_BYTES) {
+      refuse("the store's unique id has " + std::to_string(bytes.size()) + " bytes, expected " +
+             std::to_string(LOOM_UNIQUE_ID_BYTES));
+    }
+    std::copy(bytes.begin(), bytes.end(), id.internal);
+  }
+  loomComm_t made = nullptr;
+  const loomResult_t result = loomCommInitRank(&made, size, id, rank);
+  if (result != loomSuccess) {
+    C10_THROW_ERROR(DistBackendError, std::string("loom backend: rank ") + std::to_string(rank) +
+                                          " of " + std::to_string(size) +
+                                          " could not join: " + loomGetLastError(nullptr));
+  }
+  comm_ = made;
+}
+
+LoomBackend::~LoomBackend() { shutdown(); }
+
+void LoomBackend::shutdown() {
+  if (comm_ != nullptr) loomCommDestroy(comm_);
+  comm_ = nullptr;
+}
+
+void LoomBackend::abort() {
+  if (comm_ != nullptr) loomCommAbort(comm_);
+  comm_ = nullptr;
+}
+
+loomComm_t LoomBackend::live(const char* what) const {
+  if (comm_ == nullptr) {
+    C10_THROW_ERROR(DistBackendError, std::string("loom backend: ") + what +
+                                          " after the process group was shut down or aborted");
+  }
+  return comm_;
+}
+
+void LoomBackend::check(loomResult_t result, const char* what) const {
+  if (result == loomSuccess) return;
+  const char* detail = loomGetLastError(comm_);
+  const std::string message =
+      std::string("loom backend: ") + what + " failed on rank " + std::to_string(getRank()) + ": " +
+      (detail != nullptr && *detail != '\0' ? detail : loomGetErrorString(result));
+  if (result == loomInvalidArgument) C10_THROW_ERROR(ValueError, message);
+  C10_THROW_ERROR(DistBackendError, message);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::broadcast(std::vector<at::Tensor>& tensors,
+                                                      const c10d::BroadcastOptions& opts) {
+  Dense t(single(tensors, "broadcast"));
+  check(loomBroadcast(t.data.data_ptr(), t.data.data_ptr(), t.data.numel(), loomType(t.data),
+                      static_cast<int>(opts.rootRank), live("broadcast"), nullptr),
+        "broadcast");
+  t.writeBack();
+  return done(tensors, c10d::OpType::BROADCAST);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::allreduce(std::vector<at::Tensor>& tensors,
+                                                      const c10d::AllreduceOptions& opts) {
+  Dense t(single(tensors, "all_reduce"));
+  const loomRedOp_t op = loomOp(opts.reduceOp, t.data);
+  premultiply(opts.reduceOp, t.data);
+  check(loomAllReduce(t.data.data_ptr(), t.data.data_ptr(), t.data.numel(), loomType(t.data), op,
+                      live("all_reduce"), nullptr),
+        "all_reduce");
+  t.writeBack();
+  return done(tensors, c10d::OpType::ALLREDUCE);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::allreduce_coalesced(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+  // One Loom group: every rank enqueues the same list, which runs as a batch.
+  std::vector<Dense> dense;
+  dense.reserve(tensors.size());
+  for (const at::Tensor& t : tensors) {
+    requireCpu(t, "all_reduce_coalesced");
+    dense.emplace_back(t);
+    premultiply(opts.reduceOp, dense.back().data);
+  }
+  check(loomGroupStart(), "all_reduce_coalesced");
+  loomResult_t result = loomSuccess;
+  for (Dense& d : dense) {
+    if (result != loomSuccess) break;
+    result = loomAllReduce(d.data.data_ptr(), d.data.data_ptr(), d.data.numel(), loomType(d.data),
+                           loomOp(opts.reduceOp, d.data), live("all_reduce_coalesced"), nullptr);
+  }
+  const loomResult_t ended = loomGroupEnd();
+  check(result != loomSuccess ? result : ended, "all_reduce_coalesced");
+  for (Dense& d : dense) d.writeBack();
+  return done(tensors, c10d::OpType::ALLREDUCE_COALESCED);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::reduce(std::vector<at::Tensor>& tensors,
+                                                   const c10d::ReduceOptions& opts) {
+  Dense t(single(tensors, "reduce"));
+  const loomRedOp_t op = loomOp(opts.reduceOp, t.data);
+  premultiply(opts.reduceOp, t.data);
+  check(loomReduce(t.data.data_ptr(), t.data.data_ptr(), t.data.numel(), loomType(t.data), op,
+                   static_cast<int>(opts.rootRank), live("reduce"), nullptr),
+        "reduce");
+  t.writeBack();
+  return done(tensors, c10d::OpType::REDUCE);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                                            const c10d::AllgatherOptions&) {
+  requireCpu(input, "all_gather_into_tensor input");
+  requireCpu(output, "all_gather_into_tensor output");
+  sameLayout(input, output, "all_gather_into_tensor");
+  if (output.numel() != input.numel() * getSize()) {
+    refuse("all_gather_into_tensor: output has " + std::to_string(output.numel()) +
+           " elements, expected " + std::to_string(input.numel()) + " x " +
+           std::to_string(getSize()));
+  }
+  const at::Tensor in = input.contiguous();
+  Dense out(output);
+  check(loomAllGather(in.data_ptr(), out.data.data_ptr(), in.numel(), loomType(in),
+                      live("all_gather_into_tensor"), nullptr),
+        "all_gather_into_tensor");
+  out.writeBack();
+  return done({output}, c10d::OpType::_ALLGATHER_BASE);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                      std::vector<at::Tensor>& inputs,
+                                                      const c10d::AllgatherOptions& opts) {
+  const at::Tensor& input = single(inputs, "all_gather");
+  if (outputs.size() != 1 || static_cast<int>(outputs[0].size()) != getSize()) {
+    refuse("all_gather takes one list of " + std::to_string(getSize()) + " output tensors");
+  }
+  for (const at::Tensor& o : outputs[0]) {
+    requireCpu(o, "all_gather output");
+    sameLayout(input, o, "all_gather");
+    if (o.numel() != input.numel()) {
+      refuse("all_gather: an output tensor has " + std::to_string(o.numel()) +
+             " elements but the input has " + std::to_string(input.numel()));
+    }
+  }
+  at::Tensor flat = at::empty({input.numel() * getSize()}, input.options());
+  at::Tensor in = inputs[0];
+  _allgather_base(flat, in, opts);
+  for (int r = 0; r < getSize(); ++r) {
+    outputs[0][r].copy_(flat.narrow(0, r * input.numel(), input.numel()).view_as(outputs[0][r]));
+  }
+  return done(outputs[0], c10d::OpType::ALLGATHER);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::allgather_into_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions& opts) {
+  if (outputs.size() != inputs.size())
+    refuse("all_gather_into_tensor_coalesced: list lengths differ");
+  for (size_t i = 0; i < inputs.size(); ++i) _allgather_base(outputs[i], inputs[i], opts);
+  return done(outputs, c10d::OpType::COALESCED);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::_reduce_scatter_base(
+    at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
+  requireCpu(input, "reduce_scatter_tensor input");
+  requireCpu(output, "reduce_scatter_tensor output");
+  sameLayout(input, output, "reduce_scatter_tensor");
+  if (input.numel() != output.numel() * getSize()) {
+    refuse("reduce_scatter_tensor: input has " + std::to_string(input.numel()) +
+           " elements, expected " + std::to_string(output.numel()) + " x " +
+           std::to_string(getSize()));
+  }
+  at::Tensor in = input.contiguous();
+  if (opts.reduceOp.op_ == c10d::ReduceOp::PREMUL_SUM) {
+    in = in.clone();  // the caller's input stays untouched
+    premultiply(opts.reduceOp, in);
+  }
+  Dense out(output);
+  check(loomReduceScatter(in.data_ptr(), out.data.data_ptr(), out.data.numel(), loomType(in),
+                          loomOp(opts.reduceOp, in), live("reduce_scatter_tensor"), nullptr),
+        "reduce_scatter_tensor");
+  out.writeBack();
+  return done({output}, c10d::OpType::_REDUCE_SCATTER_BASE);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::reduce_scatter(
+    std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  at::Tensor output = single(outputs, "reduce_scatter");
+  if (inputs.size() != 1 || static_cast<int>(inputs[0].size()) != getSize()) {
+    refuse("reduce_scatter takes one list of " + std::to_string(getSize()) + " input tensors");
+  }
+  std::vector<at::Tensor> flat;
+  for (const at::Tensor& i : inputs[0]) {
+    requireCpu(i, "reduce_scatter input");
+    sameLayout(output, i, "reduce_scatter");
+    if (i.numel() != output.numel()) {
+      refuse("reduce_scatter: an input tensor has " + std::to_string(i.numel()) +
+             " elements but the output has " + std::to_string(output.numel()));
+    }
+    flat.push_back(i.reshape({-1}));
+  }
+  at::Tensor joined = at::cat(flat);
+  _reduce_scatter_base(output, joined, opts);
+  return done(outputs, c10d::OpType::REDUCE_SCATTER);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::reduce_scatter_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  if (outputs.size() != inputs.size())
+    refuse("reduce_scatter_tensor_coalesced: list lengths differ");
+  for (size_t i = 0; i < inputs.size(); ++i) _reduce_scatter_base(outputs[i], inputs[i], opts);
+  return done(outputs, c10d::OpType::COALESCED);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
+                                                          std::vector<int64_t>& outputSplits,
+                                                          std::vector<int64_t>& inputSplits,
+                                                          const c10d::AllToAllOptions&) {
+  requireCpu(input, "all_to_all_single input");
+  requireCpu(output, "all_to_all_single output");
+  sameLayout(input, output, "all_to_all_single");
+  const int n = getSize();
+  const at::Tensor in = input.contiguous();
+  Dense out(output);
+  // Splits count rows of the first dimension; a row is the rest of the tensor.
+  const int64_t inRow = in.dim() == 0 || in.size(0) == 0 ? 1 : in.numel() / in.size(0);
+  const int64_t outRow =
+      out.data.dim() == 0 || out.data.size(0) == 0 ? 1 : out.data.numel() / out.data.size(0);
+  const auto rowsOf = [&](const std::vector<int64_t>& splits, const at::Tensor& t, int peer) {
+    if (splits.empty()) return (t.dim() == 0 ? 1 : t.size(0)) / n;
+    return splits[static_cast<size_t>(peer)];
+  };
+  for (const auto* splits : {&inputSplits, &outputSplits}) {
+    if (!splits->empty() && static_cast<int>(splits->size()) != n) {
+      refuse("all_to_all_single: split sizes have " + std::to_string(splits->size()) +
+             " entries for " + std::to_string(n) + " ranks");
+    }
+  }
+  if (inputSplits.empty() && outputSplits.empty()) {
+    if (in.numel() % n != 0 || in.numel() != out.data.numel()) {
+      refuse("all_to_all_single: " + std::to_string(in.numel()) + " input and " +
+             std::to_string(out.data.numel()) + " output elements do not split evenly over " +
+             std::to_string(n) + " ranks");
+    }
+    check(loomAllToAll(in.data_ptr(), out.data.data_ptr(), in.numel() / n, loomType(in),
+                       live("all_to_all_single"), nullptr),
+          "all_to_all_single");
+  } else {
+    // Uneven splits: a group of sends and receives, one pair per peer.
+    const size_t es = in.element_size();
+    const auto* from = static_cast<const char*>(in.data_ptr());
+    auto* to = static_cast<char*>(out.data.data_ptr());
+    int64_t inAt = 0;
+    int64_t outAt = 0;
+    check(loomGroupStart(), "all_to_all_single");
+    loomResult_t result = loomSuccess;
+    for (int p = 0; p < n && result == loomSuccess; ++p) {
+      const int64_t sendCount = rowsOf(inputSplits, in, p) * inRow;
+      const int64_t recvCount = rowsOf(outputSplits, out.data, p) * outRow;
+      result = loomSend(from + inAt * es, sendCount, loomType(in), p, live("all_to_all_single"),
+                        nullptr);
+      if (result == loomSuccess) {
+        result = loomRecv(to + outAt * es, recvCount, loomType(in), p, comm_, nullptr);
+      }
+      inAt += sendCount;
+      outAt += recvCount;
+    }
+    const loomResult_t ended = loomGroupEnd();
+    check(result != loomSuccess ? result : ended, "all_to_all_single");
+  }
+  out.writeBack();
+  return done({output}, c10d::OpType::ALLTOALL_BASE);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::alltoall(std::vector<at::Tensor>& outputs,
+                                                     std::vector<at::Tensor>& inputs,
+                                                     const c10d::AllToAllOptions&) {
+  const int n = getSize();
+  if (static_cast<int>(inputs.size()) != n || static_cast<int>(outputs.size()) != n) {
+    refuse("all_to_all takes lists of " + std::to_string(n) + " tensors");
+  }
+  std::vector<at::Tensor> ins;
+  std::vector<Dense> outs;
+  for (int p = 0; p < n; ++p) {
+    requireCpu(inputs[p], "all_to_all input");
+    requireCpu(outputs[p], "all_to_all output");
+    sameLayout(inputs[0], inputs[p], "all_to_all");
+    sameLayout(inputs[0], outputs[p], "all_to_all");
+    ins.push_back(inputs[p].contiguous());
+    outs.emplace_back(outputs[p]);
+  }
+  check(loomGroupStart(), "all_to_all");
+  loomResult_t result = loomSuccess;
+  for (int p = 0; p < n && result == loomSuccess; ++p) {
+    result = loomSend(ins[p].data_ptr(), ins[p].numel(), loomType(ins[p]), p, live("all_to_all"),
+                      nullptr);
+    if (result == loomSuccess) {
+      result = loomRecv(outs[p].data.data_ptr(), outs[p].data.numel(), loomType(ins[p]), p, comm_,
+                        nullptr);
+    }
+  }
+  const loomResult_t ended = loomGroupEnd();
+  check(result != loomSuccess ? result : ended, "all_to_all");
+  for (Dense& d : outs) d.writeBack();
+  return done(outputs, c10d::OpType::ALLTOALL);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                   std::vector<at::Tensor>& inputs,
+                                                   const c10d::GatherOptions& opts) {
+  const at::Tensor input = single(inputs, "gather").contiguous();
+  const int root = static_cast<int>(opts.rootRank);
+  const bool atRoot = getRank() == root;
+  if (atRoot && (outputs.size() != 1 || static_cast<int>(outputs[0].size()) != getSize())) {
+    refuse("gather: the root takes one list of " + std::to_string(getSize()) + " output tensors");
+  }
+  at::Tensor flat = atRoot ? at::empty({input.numel() * getSize()}, input.options()) : at::Tensor();
+  check(loomGather(input.data_ptr(), atRoot ? flat.data_ptr() : nullptr, input.numel(),
+                   loomType(input), root, live("gather"), nullptr),
+        "gather");
+  if (atRoot) {
+    for (int r = 0; r < getSize(); ++r) {
+      outputs[0][r].copy_(flat.narrow(0, r * input.numel(), input.numel()).view_as(outputs[0][r]));
+    }
+  }
+  return done(atRoot ? outputs[0] : std::vector<at::Tensor>{}, c10d::OpType::GATHER);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::scatter(std::vector<at::Tensor>& outputs,
+                                                    std::vector<std::vector<at::Tensor>>& inputs,
+                                                    const c10d::ScatterOptions& opts) {
+  Dense out(single(outputs, "scatter"));
+  const int root = static_cast<int>(opts.rootRank);
+  const bool atRoot = getRank() == root;
+  at::Tensor flat;
+  if (atRoot) {
+    if (inputs.size() != 1 || static_cast<int>(inputs[0].size()) != getSize()) {
+      refuse("scatter: the root takes one list of " + std::to_string(getSize()) + " input tensors");
+    }
+    std::vector<at::Tensor> parts;
+    for (const at::Tensor& i : inputs[0]) parts.push_back(i.reshape({-1}));
+    flat = at::cat(parts);
+  }
+  check(loomScatter(atRoot ? flat.data_ptr() : nullptr, out.data.data_ptr(), out.data.numel(),
+                    loomType(out.data), root, live("scatter"), nullptr),
+        "scatter");
+  out.writeBack();
+  return done(outputs, c10d::OpType::SCATTER);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::send(std::vector<at::Tensor>& tensors, int dstRank,
+                                                 int /*tag*/) {
+  const at::Tensor t = single(tensors, "send").contiguous();
+  const loomResult_t result =
+      loomSend(t.data_ptr(), t.numel(), loomType(t), dstRank, live("send"), nullptr);
+  // In a batch the send runs at endCoalescing: keep what it reads alive till then.
+  if (coalescing_) coalesced_.push_back(t);
+  check(result, "send");
+  return done(tensors, c10d::OpType::SEND);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::recv(std::vector<at::Tensor>& tensors, int srcRank,
+                                                 int /*tag*/) {
+  const at::Tensor& t = single(tensors, "recv");
+  if (!t.is_contiguous()) refuse("recv into a non-contiguous tensor");
+  const loomResult_t result =
+      loomRecv(t.data_ptr(), t.numel(), loomType(t), srcRank, live("recv"), nullptr);
+  if (coalescing_) coalesced_.push_back(t);
+  check(result, "recv");
+  return done(tensors, c10d::OpType::RECV);
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::barrier(const c10d::BarrierOptions&) {
+  uint8_t token = 0;
+  check(loomAllReduce(&token, &token, 1, loomUint8, loomMax, live("barrier"), nullptr), "barrier");
+  return done({}, c10d::OpType::BARRIER);
+}
+
+void LoomBackend::startCoalescing() {
+  // batch_isend_irecv: the sends and receives between start and end run as one
+  // Loom group, so a pair that sends to each other cannot block.
+  check(loomGroupStart(), "start of a coalesced batch");
+  coalescing_ = true;
+  coalesced_.clear();
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::endCoalescing() {
+  coalescing_ = false;
+  check(loomGroupEnd(), "coalesced batch");
+  return done(std::move(coalesced_), c10d::OpType::COALESCED);
+}
+
+}  // namespace loom::torch_backend

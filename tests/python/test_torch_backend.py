@@ -1,0 +1,45 @@
+"""torch.distributed with the "loom" backend, 2 and 4 processes, started by
+mp.spawn and by torchrun: every check of torch_rank.py on every rank."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+import torch.multiprocessing as mp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import torch_rank  # noqa: E402
+
+
+@pytest.mark.parametrize("size", [2, 4])
+def test_spawned_ranks_pass_every_check(size):
+    with tempfile.TemporaryDirectory() as work:
+        mp.spawn(torch_rank.run_spawned, args=(size, os.path.join(work, "store"), work),
+                 nprocs=size, join=True)
+        failures = []
+        for rank in range(size):
+            with open(os.path.join(work, str(rank))) as f:
+                text = f.read()
+            if text:
+                failures.append(text)
+    assert not failures, "\n".join(failures)
+
+
+def test_torchrun_ranks_pass_every_check():
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               "--nproc-per-node", "2", os.path.join(HERE, "torch_rank.py")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert done.stdout.count("all checks passed") == 2, done.stdout[-4000:]
+
+
+def test_backend_registers_on_import_and_through_the_entry_point():
+    # A fresh interpreter that never imports loom: torch's entry points load it.
+    code = ("import torch.distributed as d; "
+            "print('loom' in d.Backend.backend_list)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == "True", done.stdout + done.stderr

@@ -1,0 +1,345 @@
+"""One rank of the torch.distributed backend checks (test_torch_backend.py).
+
+Every check runs a collective on the "loom" process group and compares what
+it got with a reference computed here from the inputs every rank is known to
+have (rank r's input is a function of r), and where Gloo supports the case,
+with Gloo's answer on the same inputs. A rank collects failures as text and
+reports them; it never stops at the first one, so one run shows them all.
+
+Run by mp.spawn (run_spawned) or under torchrun (``python torch_rank.py``).
+"""
+import datetime
+import os
+import sys
+import traceback
+
+import torch
+import torch.distributed as dist
+
+import loom.torch  # noqa: F401  registers the backend
+
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+INTS = [torch.int8, torch.uint8, torch.int32, torch.int64]
+SIZES = [0, 1, 7, 100003]
+OPS = {
+    "sum": dist.ReduceOp.SUM,
+    "prod": dist.ReduceOp.PRODUCT,
+    "min": dist.ReduceOp.MIN,
+    "max": dist.ReduceOp.MAX,
+    "avg": dist.ReduceOp.AVG,
+}
+
+
+def rank_input(rank, count, dtype, op="sum"):
+    """Small integers, so sums and products are exact in every type."""
+    base = torch.arange(count, dtype=torch.int64)
+    if dtype == torch.bool:
+        return ((base + rank) % 3 == 0)
+    if op == "prod":
+        values = 1 + (base + rank) % 2  # 1s and 2s: 2**n fits every type
+    else:
+        values = (base * 7 + rank * 3) % 11
+    return values.to(dtype)
+
+
+def reference(inputs, op):
+    stacked = torch.stack([t.to(torch.float64) for t in inputs])
+    if inputs[0].dtype == torch.bool:
+        b = torch.stack(inputs)
+        return b.any(0) if op in ("sum", "max") else b.all(0)
+    result = {"sum": stacked.sum(0), "prod": stacked.prod(0), "min": stacked.min(0).values,
+              "max": stacked.max(0).values, "avg": stacked.mean(0)}[op]
+    return result.to(inputs[0].dtype)
+
+
+class Checker:
+    def __init__(self, rank, size):
+        self.rank = rank
+        self.size = size
+        self.failures = []
+
+    def same(self, what, got, want, tolerance=0.0):
+        got = got.to(torch.float64) if got.dtype != torch.bool else got
+        want = want.to(torch.float64) if want.dtype != torch.bool else want
+        if got.shape != want.shape:
+            self.failures.append(f"rank {self.rank}: {what}: shape {tuple(got.shape)} "
+                                 f"!= {tuple(want.shape)}")
+            return
+        if got.dtype == torch.bool:
+            ok = torch.equal(got, want)
+        else:
+            ok = torch.allclose(got, want, rtol=tolerance, atol=tolerance)
+        if not ok:
+            bad = (got != want).nonzero()[:3].flatten().tolist()
+            self.failures.append(f"rank {self.rank}: {what}: differs at {bad}: "
+                                 f"{got.flatten()[:5].tolist()} vs {want.flatten()[:5].tolist()}")
+
+    def run(self, what, function):
+        try:
+            function()
+        except Exception:  # noqa: BLE001  every failure is reported, none stops the run
+            self.failures.append(f"rank {self.rank}: {what} raised:\n{traceback.format_exc()}")
+
+
+def check_all_reduce(c, gloo):
+    for dtype in FLOATS + INTS + [torch.bool]:
+        for name, op in OPS.items():
+            if dtype == torch.bool and name == "avg":
+                continue
+            if dtype in INTS and name == "avg":
+                continue
+            for count in SIZES:
+                def one(dtype=dtype, name=name, op=op, count=count):
+                    t = rank_input(c.rank, count, dtype, name)
+                    dist.all_reduce(t, op=op)
+                    want = reference([rank_input(r, count, dtype, name) for r in range(c.size)],
+                                     name)
+                    tol = 1e-2 if dtype in (torch.float16, torch.bfloat16) and name == "avg" else 0
+                    c.same(f"all_reduce {dtype} {name} n={count}", t, want, tol)
+                c.run(f"all_reduce {dtype} {name} {count}", one)
+    # Against Gloo on random reals: same within rounding.
+    def against_gloo():
+        g = torch.Generator().manual_seed(c.rank)
+        x = torch.randn(4099, generator=g)
+        a, b = x.clone(), x.clone()
+        dist.all_reduce(a)
+        dist.all_reduce(b, group=gloo)
+        c.same("all_reduce random reals vs gloo", a, b, 1e-5)
+    c.run("all_reduce vs gloo", against_gloo)
+
+    def premul():
+        t = rank_input(c.rank, 33, torch.float32)
+        dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.5))
+        want = reference([rank_input(r, 33, torch.float32) for r in range(c.size)], "sum") * 0.5
+        c.same("all_reduce PREMUL_SUM 0.5", t, want)
+    c.run("premul", premul)
+
+    def bitwise_refused():
+        try:
+            dist.all_reduce(torch.ones(3, dtype=torch.int32), op=dist.ReduceOp.BAND)
+        except (ValueError, RuntimeError) as e:
+            if "bitwise" not in str(e):
+                c.failures.append(f"rank {c.rank}: BAND refused without saying why: {e}")
+            return
+        c.failures.append(f"rank {c.rank}: BAND was not refused")
+    c.run("bitwise", bitwise_refused)
+
+    def non_contiguous():
+        base = torch.stack([rank_input(c.rank, 40, torch.float32)] * 2, 1)  # 40 x 2
+        view = base[:, 1]
+        assert not view.is_contiguous()
+        dist.all_reduce(view)
+        want = reference([rank_input(r, 40, torch.float32) for r in range(c.size)], "sum")
+        c.same("all_reduce non-contiguous view", base[:, 1], want)
+        c.same("all_reduce leaves the other column", base[:, 0], rank_input(c.rank, 40,
+                                                                            torch.float32))
+    c.run("non-contiguous", non_contiguous)
+
+    def asynchronous():
+        t = rank_input(c.rank, 1000, torch.float32)
+        work = dist.all_reduce(t, async_op=True)
+        work.wait()
+        future_value = work.get_future().wait()
+        want = reference([rank_input(r, 1000, torch.float32) for r in range(c.size)], "sum")
+        c.same("all_reduce async", t, want)
+        c.same("all_reduce async future", future_value[0], want)
+        if not work.is_completed():
+            c.failures.append(f"rank {c.rank}: work not completed after wait()")
+    c.run("async", asynchronous)
+
+    def coalesced():
+        ts = [rank_input(c.rank, n, torch.float32) for n in (1, 5, 300)]
+        dist.all_reduce_coalesced(ts)
+        for n, t in zip((1, 5, 300), ts):
+            want = reference([rank_input(r, n, torch.float32) for r in range(c.size)], "sum")
+            c.same(f"all_reduce_coalesced n={n}", t, want)
+    c.run("coalesced", coalesced)
+
+
+def check_movement(c, gloo):
+    n = c.size
+    for dtype in [torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.int64,
+                  torch.bool]:
+        for count in SIZES:
+            def broadcast(dtype=dtype, count=count):
+                for root in (0, n - 1):
+                    t = rank_input(c.rank, count, dtype)
+                    dist.broadcast(t, src=root)
+                    c.same(f"broadcast {dtype} n={count} root={root}", t,
+                           rank_input(root, count, dtype))
+            c.run("broadcast", broadcast)
+
+            def gathers(dtype=dtype, count=count):
+                mine = rank_input(c.rank, count, dtype)
+                outs = [torch.empty(count, dtype=dtype) for _ in range(n)]
+                dist.all_gather(outs, mine)
+                for r in range(n):
+                    c.same(f"all_gather {dtype} n={count} from {r}", outs[r],
+                           rank_input(r, count, dtype))
+                flat = torch.empty(n * count, dtype=dtype)
+                dist.all_gather_into_tensor(flat, mine)
+                c.same(f"all_gather_into_tensor {dtype} n={count}", flat,
+                       torch.cat([rank_input(r, count, dtype) for r in range(n)]))
+            c.run("all_gather", gathers)
+
+            def rooted(dtype=dtype, count=count):
+                root = n - 1
+                mine = rank_input(c.rank, count, dtype)
+                outs = [torch.empty(count, dtype=dtype) for _ in range(n)] \
+                    if c.rank == root else None
+                dist.gather(mine, outs, dst=root)
+                if c.rank == root:
+                    for r in range(n):
+                        c.same(f"gather {dtype} n={count} from {r}", outs[r],
+                               rank_input(r, count, dtype))
+                got = torch.empty(count, dtype=dtype)
+                parts = [rank_input(r + 10, count, dtype) for r in range(n)] \
+                    if c.rank == root else None
+                dist.scatter(got, parts, src=root)
+                c.same(f"scatter {dtype} n={count}", got, rank_input(c.rank + 10, count, dtype))
+            c.run("gather/scatter", rooted)
+
+    for name in ("sum", "max", "avg"):
+        for count in SIZES:
+            def reduces(name=name, count=count):
+                dtype = torch.float32
+                inputs = [torch.cat([rank_input(r, count, dtype, name) + 100 * k
+                                     for k in range(n)]) for r in range(n)]
+                out = torch.empty(count, dtype=dtype)
+                dist.reduce_scatter_tensor(out, inputs[c.rank].clone(), op=OPS[name])
+                want = reference(inputs, name)[c.rank * count:(c.rank + 1) * count]
+                c.same(f"reduce_scatter_tensor {name} n={count}", out, want, 1e-6)
+                out2 = torch.empty(count, dtype=dtype)
+                dist.reduce_scatter(out2, list(inputs[c.rank].clone().chunk(n)) if count else
+                                    [torch.empty(0)] * n, op=OPS[name])
+                c.same(f"reduce_scatter {name} n={count}", out2, want, 1e-6)
+                t = rank_input(c.rank, count, dtype, name)
+                dist.reduce(t, dst=n - 1, op=OPS[name])
+                if c.rank == n - 1:
+                    c.same(f"reduce {name} n={count}", t,
+                           reference([rank_input(r, count, dtype, name) for r in range(n)], name),
+                           1e-6)
+            c.run(f"reduce_scatter {name} {count}", reduces)
+
+    def all_to_all():
+        for count in (0, 1, 5):
+            x = torch.arange(n * count, dtype=torch.float32) + 1000 * c.rank
+            y = torch.empty(n * count)
+            dist.all_to_all_single(y, x)
+            want = torch.cat([torch.arange(c.rank * count, (c.rank + 1) * count,
+                                           dtype=torch.float32) + 1000 * r for r in range(n)])
+            c.same(f"all_to_all_single n={count}", y, want)
+        # Uneven splits: rank r sends r+p+1 rows to rank p, rows of 3 elements.
+        send_splits = [c.rank + p + 1 for p in range(n)]
+        recv_splits = [r + c.rank + 1 for r in range(n)]
+        x = torch.full((sum(send_splits), 3), float(c.rank))
+        y = torch.empty((sum(recv_splits), 3))
+        dist.all_to_all_single(y, x, recv_splits, send_splits)
+        want = torch.cat([torch.full((recv_splits[r], 3), float(r)) for r in range(n)])
+        c.same("all_to_all_single uneven splits", y, want)
+        z = torch.empty_like(y)
+        dist.all_to_all_single(z, x, recv_splits, send_splits, group=gloo)
+        c.same("all_to_all_single uneven splits vs gloo", y, z)
+        outs = [torch.empty(4) for _ in range(n)]
+        dist.all_to_all(outs, [torch.full((4,), float(c.rank * 10 + p)) for p in range(n)])
+        for r in range(n):
+            c.same(f"all_to_all from {r}", outs[r], torch.full((4,), float(r * 10 + c.rank)))
+    c.run("all_to_all", all_to_all)
+
+    def objects():
+        got = [None] * n
+        dist.all_gather_object(got, {"rank": c.rank, "text": "x" * c.rank})
+        want = [{"rank": r, "text": "x" * r} for r in range(n)]
+        if got != want:
+            c.failures.append(f"rank {c.rank}: all_gather_object gave {got}")
+    c.run("objects", objects)
+
+
+def check_point_to_point(c):
+    n = c.size
+    right, left = (c.rank + 1) % n, (c.rank - 1) % n
+
+    def blocking():
+        out = torch.full((5,), float(c.rank))
+        got = torch.empty(5)
+        if c.rank % 2 == 0:
+            dist.send(out, right)
+            dist.recv(got, left)
+        else:
+            dist.recv(got, left)
+            dist.send(out, right)
+        c.same("send/recv ring", got, torch.full((5,), float(left)))
+    c.run("send/recv", blocking)
+
+    def batched():
+        big = 300000  # larger than the shared-memory slots: a blocking pair would deadlock
+        out = torch.full((big,), float(c.rank))
+        got = torch.empty(big)
+        ops = [dist.P2POp(dist.isend, out, right), dist.P2POp(dist.irecv, got, left)]
+        for work in dist.batch_isend_irecv(ops):
+            work.wait()
+        c.same("batch_isend_irecv ring", got, torch.full((big,), float(left)))
+    c.run("batch_isend_irecv", batched)
+
+    def nonblocking():
+        out = torch.full((9,), float(c.rank) + 0.5)
+        got = torch.empty(9)
+        if c.rank % 2 == 0:
+            works = [dist.isend(out, right), dist.irecv(got, left)]
+        else:
+            works = [dist.irecv(got, left), dist.isend(out, right)]
+        for w in works:
+            w.wait()
+        c.same("isend/irecv ring", got, torch.full((9,), float(left) + 0.5))
+    c.run("isend/irecv", nonblocking)
+
+    c.run("barrier", dist.barrier)
+
+
+def check_subgroups(c):
+    n = c.size
+    if n < 3:
+        return
+    members = [0, n - 1]
+    group = dist.new_group(members, backend="loom")
+
+    def in_group():
+        if c.rank in members:
+            t = torch.full((3,), float(c.rank + 1))
+            dist.all_reduce(t, group=group)
+            c.same("subgroup all_reduce", t, torch.full((3,), float(1 + n)))
+    c.run("subgroup", in_group)
+
+
+def run_checks(rank, size):
+    c = Checker(rank, size)
+    gloo = dist.new_group(backend="gloo")
+    check_all_reduce(c, gloo)
+    check_movement(c, gloo)
+    check_point_to_point(c)
+    check_subgroups(c)
+    dist.barrier()
+    return c.failures
+
+
+def run_spawned(rank, size, init_file, report_dir):
+    """mp.spawn's entry: a file:// store, results written to report_dir/rank."""
+    dist.init_process_group("loom", init_method=f"file://{init_file}", rank=rank,
+                            world_size=size, timeout=datetime.timedelta(seconds=60))
+    failures = run_checks(rank, size)
+    dist.destroy_process_group()
+    with open(os.path.join(report_dir, str(rank)), "w") as f:
+        f.write("\n".join(failures))
+
+
+def main():
+    """Under torchrun: env:// (TCPStore); exits non-zero when any check failed."""
+    dist.init_process_group("loom", timeout=datetime.timedelta(seconds=60))
+    failures = run_checks(dist.get_rank(), dist.get_world_size())
+    dist.destroy_process_group()
+    print("\n".join(failures) if failures else "torch_rank: all checks passed", flush=True)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
