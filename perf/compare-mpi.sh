@@ -35,24 +35,12 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-build="${BUILD_DIR:-./build}"
-loomrun="$build/loomrun"
-loom_perf="$build/perf/loom_perf"
-mpi_perf="$build/perf/mpi_perf"
-for bin in "$loomrun" "$loom_perf" "$mpi_perf"; do
-  [[ -x "$bin" ]] || { echo "compare-mpi.sh: $bin not found; build first or set BUILD_DIR" >&2; exit 2; }
-done
-command -v mpirun >/dev/null || { echo "compare-mpi.sh: mpirun not found" >&2; exit 2; }
+source "$(dirname "$0")/perf-common.sh"
+perf_binaries compare-mpi.sh
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 report="$work/report.txt"
-
-# Open MPI's all-reduce allocates a message-sized temporary on every call; for large
-# messages glibc serves that with mmap and returns it with munmap, so each call pays
-# fresh page faults that have nothing to do with communication. These tunables keep
-# the memory in the heap, giving MPI its best case.
-mpi_tunables="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184"
 
 ceiling="$("$loom_perf" --memcpy | awk '/^memcpy_GBps/ {print $2}')"
 {

@@ -26,19 +26,11 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-build="${BUILD_DIR:-./build}"
-loomrun="$build/loomrun"
-loom_perf="$build/perf/loom_perf"
-mpi_perf="$build/perf/mpi_perf"
-for bin in "$loomrun" "$loom_perf" "$mpi_perf"; do
-  [[ -x "$bin" ]] || { echo "perf-guard: $bin not found; build first or set BUILD_DIR" >&2; exit 2; }
-done
-command -v mpirun >/dev/null || { echo "perf-guard: mpirun not found (scripts/install-deps.sh)" >&2; exit 2; }
+source "$(dirname "$0")/perf-common.sh"
+perf_binaries perf-guard
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-# MPI at its best (see perf/compare-mpi.sh): no mmap/munmap of its per-call temporary.
-mpi_tunables="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184"
 small=(allreduce -b 8 -e 8 -n 5000 -w 500 -d float -o sum -c 1)
 large=(allreduce -b 1M -e 16M -f 16 -n 10 -w 3 -d float -o sum -c 1)
 

@@ -462,6 +462,25 @@ std::string checkKillWorld(const KillPlan& p, const WorldResult& w, std::string*
   return bad.str();
 }
 
+/// Runs every plan's world at once (with `env` on every rank) and checks each.
+void runKillPlans(const std::vector<KillPlan>& plans,
+                  const std::vector<std::pair<std::string, std::string>>& env) {
+  std::vector<WorldSpec> specs;
+  std::vector<FaultBody> bodies;
+  for (const KillPlan& p : plans) {
+    specs.push_back(world(p.label(), p.nranks, p.transport));
+    specs.back().env = env;
+    bodies.push_back(killBody(p));
+  }
+  const auto results = runWorlds(specs, bodies, 40);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    std::string summary;
+    const std::string bad = checkKillWorld(plans[i], results[i], &summary);
+    std::cout << summary;
+    EXPECT_EQ(bad, "") << plans[i].label();
+  }
+}
+
 class FaultKill : public testing::TestWithParam<Kind> {};
 
 TEST_P(FaultKill, SurvivorsGetRemoteError) {
@@ -474,19 +493,7 @@ TEST_P(FaultKill, SurvivorsGetRemoteError) {
       plans.push_back(makeKillPlan(kind, t, seed));
     }
   }
-  std::vector<WorldSpec> specs;
-  std::vector<FaultBody> bodies;
-  for (const KillPlan& p : plans) {
-    specs.push_back(world(p.label(), p.nranks, p.transport));
-    bodies.push_back(killBody(p));
-  }
-  const auto results = runWorlds(specs, bodies, 40);
-  for (size_t i = 0; i < plans.size(); ++i) {
-    std::string summary;
-    const std::string bad = checkKillWorld(plans[i], results[i], &summary);
-    std::cout << summary;
-    EXPECT_EQ(bad, "") << plans[i].label();
-  }
+  runKillPlans(plans, {});
 }
 
 INSTANTIATE_TEST_SUITE_P(Fault, FaultKill, testing::ValuesIn(kAllKinds),
@@ -503,27 +510,15 @@ TEST(FaultKillSingleCopy, SurvivorsGetRemoteErrorNotACrash) {
   const Kind kinds[] = {Kind::AllReduceLarge, Kind::AllGather, Kind::ReduceScatter, Kind::Broadcast,
                         Kind::Reduce};
   std::vector<KillPlan> plans;
-  std::vector<WorldSpec> specs;
-  std::vector<FaultBody> bodies;
   for (int rep = 0; rep < repeats(); ++rep) {
     for (Kind kind : kinds) {
       const uint64_t seed = mixSeed(baseSeed(), 77000 + static_cast<uint64_t>(kind) * 10 + rep);
       KillPlan p = makeKillPlan(kind, Transport::Shm, seed);
       p.mode = KillMode::Mid;  // inside a call, where the reads are
       plans.push_back(p);
-      WorldSpec w = world(p.label(), p.nranks, p.transport);
-      w.env = {{"LOOM_CMA", "1"}, {"LOOM_SINGLE_COPY_MIN", "64K"}};
-      specs.push_back(w);
-      bodies.push_back(killBody(p));
     }
   }
-  const auto results = runWorlds(specs, bodies, 40);
-  for (size_t i = 0; i < plans.size(); ++i) {
-    std::string summary;
-    const std::string bad = checkKillWorld(plans[i], results[i], &summary);
-    std::cout << summary;
-    EXPECT_EQ(bad, "") << plans[i].label() << " (LOOM_CMA=1)";
-  }
+  runKillPlans(plans, {{"LOOM_CMA", "1"}, {"LOOM_SINGLE_COPY_MIN", "64K"}});
 }
 
 // --- 2. stall --------------------------------------------------------------------------
