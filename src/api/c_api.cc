@@ -140,8 +140,17 @@ loom::Operation makeOp(Collective c, const void* send, void* recv, size_t count,
   o.send = send;
   o.recv = recv;
   o.count = count;
-  o.type = static_cast<loom::DataType>(type);
-  o.op = static_cast<loom::ReduceOp>(op);
+  // Read as ints (an out-of-range enum value is undefined in C++) and kept
+  // whole for validation; the 8-bit fields are set only from valid values.
+  int typeValue = 0;
+  int opValue = 0;
+  static_assert(sizeof(typeValue) == sizeof(type) && sizeof(opValue) == sizeof(op));
+  std::memcpy(&typeValue, &type, sizeof(typeValue));
+  std::memcpy(&opValue, &op, sizeof(opValue));
+  o.callerType = typeValue;
+  o.callerOp = opValue;
+  if (typeValue >= 0 && typeValue < loomNumTypes) o.type = static_cast<loom::DataType>(typeValue);
+  if (opValue >= 0 && opValue < loomNumOps) o.op = static_cast<loom::ReduceOp>(opValue);
   o.root = root;
   o.stream = stream;
   return o;

@@ -2,6 +2,7 @@
 // them (a group, or a single call) runs.
 #pragma once
 
+#include <optional>
 #include <span>
 
 #include "collectives/plan.h"
@@ -19,6 +20,10 @@ struct Operation {
   size_t count = 0;
   DataType type = DataType::Float32;
   ReduceOp op = ReduceOp::Sum;
+  /// The datatype and op as the C caller passed them (any int): checked whole
+  /// before they mean anything, since `type` and `op` hold only 8 bits.
+  std::optional<int> callerType;
+  std::optional<int> callerOp;
   int root = 0;  // root, or the peer of Send/Recv
   /// In-flight compression (AllReduce, ReduceScatter, AllGather on fp32/fp16/bf16).
   CodecConfig codec;

@@ -59,13 +59,15 @@ bool isInPlace(const Comm& comm, const Operation& op) {
 
 void validateOperation(const Comm& comm, Operation& op) {
   const std::string name = toString(op.collective);
-  if (static_cast<unsigned>(op.type) >= kNumDataTypes) {
-    raise(ErrorCode::InvalidArgument, "{}: datatype {} is not a loomDataType_t", name,
-          static_cast<int>(op.type));
+  const int type = op.callerType.value_or(static_cast<int>(op.type));
+  if (type < 0 || type >= static_cast<int>(kNumDataTypes)) {
+    raise(ErrorCode::InvalidArgument, "{}: datatype {} is not a loomDataType_t (0..{})", name, type,
+          kNumDataTypes - 1);
   }
-  if (isReduction(op.collective) && static_cast<unsigned>(op.op) >= kNumReduceOps) {
-    raise(ErrorCode::InvalidArgument, "{}: op {} is not a loomRedOp_t", name,
-          static_cast<int>(op.op));
+  const int reduceOp = op.callerOp.value_or(static_cast<int>(op.op));
+  if (isReduction(op.collective) && (reduceOp < 0 || reduceOp >= kNumReduceOps)) {
+    raise(ErrorCode::InvalidArgument, "{}: op {} is not a loomRedOp_t (0..{})", name, reduceOp,
+          kNumReduceOps - 1);
   }
   if (hasRoot(op.collective) && (op.root < 0 || op.root >= comm.nranks)) {
     raise(ErrorCode::InvalidArgument, "{}: {} {} is outside [0, {})", name,

@@ -75,8 +75,9 @@ std::vector<BadCall> badCalls() {
   const loomDataType_t f32 = loomFloat32;
   // Kept as ints and converted only at the call: a C caller may pass any int,
   // but in C++ an enum object holding an out-of-range value is undefined (UBSan).
-  const auto badTypes = {static_cast<int>(loomNumTypes), -1};
-  const auto badOps = {static_cast<int>(loomNumOps), -1};
+  // 263 and 257 are valid values plus 256: caught only if the whole int is checked.
+  const auto badTypes = {static_cast<int>(loomNumTypes), -1, 263};
+  const auto badOps = {static_cast<int>(loomNumOps), -1, 257};
   std::vector<BadCall> t;
   auto add = [&](std::string name, loomResult_t rc,
                  std::function<loomResult_t(loomComm_t, int, Buffers&)> f) {
