@@ -294,6 +294,8 @@ def check_point_to_point(c):
     c.run("isend/irecv", nonblocking)
 
     c.run("barrier", dist.barrier)
+    c.run("monitored_barrier", lambda: dist.monitored_barrier(
+        timeout=datetime.timedelta(seconds=30)))
 
 
 def check_subgroups(c):

@@ -537,6 +537,10 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::barrier(const c10d::BarrierOptions&)
   return done({}, c10d::OpType::BARRIER);
 }
 
+void LoomBackend::monitoredBarrier(const c10d::BarrierOptions& opts, bool /*waitAllRanks*/) {
+  barrier(opts);
+}
+
 void LoomBackend::startCoalescing() {
   // batch_isend_irecv: the sends and receives between start and end run as one
   // Loom group, so a pair that sends to each other cannot block.

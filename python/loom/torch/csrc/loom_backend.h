@@ -70,6 +70,9 @@ class LoomBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank,
                                       int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+  /// A barrier whose failure names the rank that did not arrive (Loom's
+  /// message); its deadline is the group's, not `opts.timeout`.
+  void monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) override;
 
   void startCoalescing() override;
   c10::intrusive_ptr<c10d::Work> endCoalescing() override;
