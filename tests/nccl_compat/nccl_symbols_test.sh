@@ -32,8 +32,12 @@ if [ -d "$include_dir/nccl_device" ]; then
     while (/NCCL_EXTERN_C\s+__host__\s+\w+\s*\**\s*(nccl[A-Z]\w*)\s*\(/g) { print "$1\n"; }' |
     sort -u)
 fi
-header_names=$declared
-declared=$(printf '%s\n%s\n' "$declared" "$device_api" | sed '/^$/d' | sort -u)
+# Functions of newer NCCL releases than the header that PyTorch links
+# (src/nccl_compat/newer_api.txt), each with its profiling alias.
+SRC=$(realpath "$2")
+newer=$(grep -v '^#' "$SRC/src/nccl_compat/newer_api.txt" | sed '/^$/d' | sed 'p;s/^/p/')
+header_names=$(printf '%s\n%s\n' "$declared" "$(grep -v '^p' <<<"$newer")" | sed '/^$/d' | sort -u)
+declared=$(printf '%s\n%s\n%s\n' "$declared" "$device_api" "$newer" | sed '/^$/d' | sort -u)
 exported=$(nm -D --defined-only "$LIB" | awk '{print $3}' | sort -u)
 
 declared_count=$(wc -l <<<"$declared")
