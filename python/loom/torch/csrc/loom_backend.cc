@@ -183,8 +183,37 @@ LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
 LoomBackend::~LoomBackend() { shutdown(); }
 
 void LoomBackend::shutdown() {
+  for (auto& [key, entry] : feedback_) loomErrorFeedbackDestroy(entry.first);
+  feedback_.clear();
   if (comm_ != nullptr) loomCommDestroy(comm_);
   comm_ = nullptr;
+}
+
+void LoomBackend::compressedAverage(at::Tensor& tensor, const loomCompression& codec, bool feedback,
+                                    int64_t key) {
+  requireCpu(tensor, "compressed all_reduce");
+  if (!tensor.is_contiguous()) refuse("compressed all_reduce of a non-contiguous tensor");
+  loomCompression call = codec;
+  call.feedback = nullptr;
+  if (feedback) {
+    auto found = feedback_.find(key);
+    // A bucket that changed size (DDP rebuilds buckets after the first step)
+    // starts a fresh residual.
+    if (found != feedback_.end() && found->second.second != tensor.numel()) {
+      loomErrorFeedbackDestroy(found->second.first);
+      feedback_.erase(found);
+      found = feedback_.end();
+    }
+    if (found == feedback_.end()) {
+      loomErrorFeedback_t made = nullptr;
+      check(loomErrorFeedbackCreate(&made, tensor.numel()), "error feedback");
+      found = feedback_.emplace(key, std::make_pair(made, tensor.numel())).first;
+    }
+    call.feedback = found->second.first;
+  }
+  check(loomAllReduceEx(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), loomType(tensor),
+                        loomAvg, &call, live("compressed all_reduce"), nullptr),
+        "compressed all_reduce");
 }
 
 void LoomBackend::abort() {

@@ -77,6 +77,13 @@ class LoomBackend : public c10d::Backend {
   void startCoalescing() override;
   c10::intrusive_ptr<c10d::Work> endCoalescing() override;
 
+  /// Averages `tensor` (float32, float16 or bfloat16) across the group with
+  /// Loom's in-flight compression (docs/compression.md): the DDP comm hooks'
+  /// work. With `feedback`, the residual the codec dropped is kept per `key`
+  /// (a DDP bucket) and added back at its next call.
+  void compressedAverage(at::Tensor& tensor, const loomCompression& codec, bool feedback,
+                         int64_t key);
+
   /// Frees the communicator (destroy_process_group); later calls fail clearly.
   void shutdown() override;
   /// Unblocks every call waiting inside Loom (loomCommAbort).
@@ -88,6 +95,8 @@ class LoomBackend : public c10d::Backend {
   loomComm_t live(const char* what) const;
 
   loomComm_t comm_ = nullptr;
+  /// Error feedback per DDP bucket: the residual belongs to a tensor across steps.
+  std::map<int64_t, std::pair<loomErrorFeedback_t, int64_t>> feedback_;
   bool coalescing_ = false;
   std::vector<at::Tensor> coalesced_;  // what endCoalescing's Work reports
 };
