@@ -39,7 +39,8 @@ def extensions():
         return [], {}
     module = cpp_extension.CppExtension(
         "loom.torch._C",
-        ["loom/torch/csrc/loom_backend.cc", "loom/torch/csrc/module.cc"],
+        ["loom/torch/csrc/loom_backend.cc", "loom/torch/csrc/tensor_rules.cc",
+         "loom/torch/csrc/module.cc"],
         include_dirs=[os.path.join(REPO, "include")],
         library_dirs=[BUILD],
         libraries=[":libloom.so.0"],

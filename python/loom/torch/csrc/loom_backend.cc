@@ -1,6 +1,5 @@
 #include "loom_backend.h"
 
-#include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -9,141 +8,9 @@
 #include <optional>
 #include <string>
 
+#include "tensor_rules.h"
+
 namespace loom::torch_backend {
-namespace {
-
-/// Work that finished before it was returned: every collective here runs on
-/// the calling thread. Its future is complete too, holding the output tensors.
-class DoneWork : public c10d::Work {
- public:
-  DoneWork(std::vector<at::Tensor> result, c10d::OpType type)
-      : Work(-1, type),
-        result_(std::move(result)),
-        future_(c10::make_intrusive<c10::ivalue::Future>(
-            c10::ListType::create(c10::TensorType::get()))) {
-    future_->markCompleted(c10::IValue(result_));
-  }
-  bool isCompleted() override { return true; }
-  bool isSuccess() const override { return true; }
-  bool wait(std::chrono::milliseconds /*timeout*/) override { return true; }
-  std::vector<at::Tensor> result() override { return result_; }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
-
- private:
-  std::vector<at::Tensor> result_;
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
-};
-
-c10::intrusive_ptr<c10d::Work> done(std::vector<at::Tensor> result, c10d::OpType type) {
-  return c10::make_intrusive<DoneWork>(std::move(result), type);
-}
-
-[[noreturn]] void refuse(const std::string& message) {
-  C10_THROW_ERROR(ValueError, "loom backend: " + message);
-}
-
-/// Loom's type for a tensor's; bool travels as uint8 (see reduceOpFor).
-loomDataType_t loomType(const at::Tensor& t) {
-  switch (t.scalar_type()) {
-    case at::kFloat:
-      return loomFloat32;
-    case at::kDouble:
-      return loomFloat64;
-    case at::kHalf:
-      return loomFloat16;
-    case at::kBFloat16:
-      return loomBfloat16;
-    case at::kChar:
-      return loomInt8;
-    case at::kByte:
-    case at::kBool:
-      return loomUint8;
-    case at::kInt:
-      return loomInt32;
-    case at::kLong:
-      return loomInt64;
-    default:
-      refuse(std::string("tensors of type ") + c10::toString(t.scalar_type()) +
-             " are not supported (float32/64, float16, bfloat16, int8, uint8, int32, int64, "
-             "bool are)");
-  }
-}
-
-/// A bool reduction is logical: sum and max are "or", product and min "and".
-loomRedOp_t loomOp(const c10d::ReduceOp& op, const at::Tensor& t) {
-  const bool logical = t.scalar_type() == at::kBool;
-  switch (op.op_) {
-    case c10d::ReduceOp::SUM:
-    case c10d::ReduceOp::PREMUL_SUM:  // the factor is applied before (premultiply)
-      return logical ? loomMax : loomSum;
-    case c10d::ReduceOp::AVG:
-      if (logical) refuse("AVG of bool tensors has no meaning");
-      return loomAvg;
-    case c10d::ReduceOp::PRODUCT:
-      return logical ? loomMin : loomProd;
-    case c10d::ReduceOp::MIN:
-      return loomMin;
-    case c10d::ReduceOp::MAX:
-      return loomMax;
-    case c10d::ReduceOp::BAND:
-    case c10d::ReduceOp::BOR:
-    case c10d::ReduceOp::BXOR:
-      refuse(
-          "bitwise reductions (BAND, BOR, BXOR) are not supported; Loom reduces with SUM, "
-          "PRODUCT, MIN, MAX, AVG and PREMUL_SUM");
-    default:
-      refuse("unknown reduce op " + std::to_string(static_cast<int>(op.op_)));
-  }
-}
-
-/// PREMUL_SUM: scales `t` by the op's factor, in place, before the sum.
-void premultiply(const c10d::ReduceOp& op, at::Tensor& t) {
-  if (op.op_ != c10d::ReduceOp::PREMUL_SUM) return;
-  const auto* factor = dynamic_cast<const c10d::PreMulSumSupplement*>(op.supplement_.get());
-  if (factor == nullptr) refuse("PREMUL_SUM without its factor");
-  if (factor->tensor_factor.defined()) {
-    t.mul_(factor->tensor_factor);
-  } else {
-    t.mul_(factor->double_factor);
-  }
-}
-
-void requireCpu(const at::Tensor& t, const char* what) {
-  if (!t.device().is_cpu()) {
-    refuse(std::string(what) + " is on " + t.device().str() +
-           "; this backend takes CPU tensors (GPU programs use Loom through the NCCL shim)");
-  }
-}
-
-const at::Tensor& single(const std::vector<at::Tensor>& tensors, const char* what) {
-  if (tensors.size() != 1) {
-    refuse(std::string(what) + " takes one tensor per process, got " +
-           std::to_string(tensors.size()));
-  }
-  requireCpu(tensors[0], what);
-  loomType(tensors[0]);
-  return tensors[0];
-}
-
-void sameLayout(const at::Tensor& a, const at::Tensor& b, const char* what) {
-  if (a.scalar_type() != b.scalar_type()) {
-    refuse(std::string(what) + ": tensors of " + c10::toString(a.scalar_type()) + " and " +
-           c10::toString(b.scalar_type()) + " in one call");
-  }
-}
-
-/// A contiguous tensor with `t`'s values: `t` itself when it already is;
-/// `writeBack` then copies results into a non-contiguous `t`.
-struct Dense {
-  at::Tensor original;
-  at::Tensor data;
-  explicit Dense(const at::Tensor& t) : original(t), data(t.contiguous()) {}
-  void writeBack() {
-    if (!data.is_same(original)) original.copy_(data);
-  }
-};
-
-}  // namespace
 
 LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                          std::chrono::milliseconds timeout)
