@@ -43,3 +43,15 @@ def test_backend_registers_on_import_and_through_the_entry_point():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.stdout.strip() == "True", done.stdout + done.stderr
+
+
+def test_a_dead_peer_is_an_error_naming_it_not_a_hang():
+    with tempfile.TemporaryDirectory() as work:
+        mp.spawn(torch_rank.run_dead_peer, args=(2, os.path.join(work, "store"), work), nprocs=2,
+                 join=True)
+        with open(os.path.join(work, "dead_peer")) as f:
+            outcome = f.read()
+    assert outcome.startswith("DistBackendError"), outcome
+    assert "rank 1" in outcome, outcome
+    seconds = float(outcome.split(" after ")[1].split(" s")[0])
+    assert seconds < 10, outcome  # well within the group's timeout

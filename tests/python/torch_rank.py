@@ -345,3 +345,21 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+def run_dead_peer(rank, size, init_file, report_dir):
+    """Rank 1 leaves without a word; rank 0's next all_reduce must fail, naming it."""
+    dist.init_process_group("loom", init_method=f"file://{init_file}", rank=rank,
+                            world_size=size, timeout=datetime.timedelta(seconds=10))
+    if rank == 1:
+        os._exit(0)  # no destroy_process_group: a crash, as far as the peers can tell
+    started = datetime.datetime.now()
+    try:
+        dist.all_reduce(torch.ones(1000))
+        outcome = "all_reduce succeeded without its peer"
+    except Exception as e:  # noqa: BLE001  the test checks the type and the message
+        seconds = (datetime.datetime.now() - started).total_seconds()
+        outcome = f"{type(e).__name__} after {seconds:.1f} s: {e}"
+    with open(os.path.join(report_dir, "dead_peer"), "w") as f:
+        f.write(outcome)
+    os._exit(0)  # the group cannot be destroyed cleanly with a peer gone
