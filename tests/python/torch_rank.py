@@ -298,6 +298,48 @@ def check_point_to_point(c):
         timeout=datetime.timedelta(seconds=30)))
 
 
+def check_refusals(c):
+    """Bad calls raise ValueError saying why, on every rank alike, and the
+    group still works afterwards."""
+    n = c.size
+
+    def refused(what, call, words):
+        try:
+            call()
+        except (ValueError, RuntimeError) as e:
+            if words not in str(e):
+                c.failures.append(f"rank {c.rank}: {what} refused without saying why: {e}")
+            return
+        c.failures.append(f"rank {c.rank}: {what} was not refused")
+
+    refused("int16 broadcast", lambda: dist.broadcast(torch.ones(4, dtype=torch.int16), src=0),
+            "not supported")
+    refused("all_gather_into_tensor, output too small",
+            lambda: dist.all_gather_into_tensor(torch.empty(n * 4 - 1), torch.ones(4)),
+            "expected")
+    refused("reduce_scatter_tensor, input too small",
+            lambda: dist.reduce_scatter_tensor(torch.empty(4), torch.ones(n * 4 - 1)),
+            "expected")
+    refused("all_to_all_single, uneven without splits",
+            lambda: dist.all_to_all_single(torch.empty(n * 2 + 1), torch.ones(n * 2 + 1)),
+            "split evenly")
+
+    def complex_sum():
+        # torch hands a complex SUM to the backend as its real view (float64).
+        t = torch.full((3,), complex(c.rank, 1), dtype=torch.complex128)
+        dist.all_reduce(t)
+        c.same("complex all_reduce (real view)", torch.view_as_real(t),
+               torch.view_as_real(torch.full((3,), complex(n * (n - 1) / 2, n),
+                                             dtype=torch.complex128)))
+    c.run("complex", complex_sum)
+
+    def still_works():
+        t = torch.ones(5)
+        dist.all_reduce(t)
+        c.same("all_reduce after refused calls", t, torch.full((5,), float(n)))
+    c.run("after refusals", still_works)
+
+
 def check_subgroups(c):
     n = c.size
     if n < 3:
@@ -319,6 +361,7 @@ def run_checks(rank, size):
     check_all_reduce(c, gloo)
     check_movement(c, gloo)
     check_point_to_point(c)
+    check_refusals(c)
     check_subgroups(c)
     dist.barrier()
     return c.failures

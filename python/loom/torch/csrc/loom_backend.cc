@@ -12,6 +12,17 @@
 
 namespace loom::torch_backend {
 
+namespace {
+
+/// One pair of an all-to-all: a send to `peer` and a receive from it.
+loomResult_t exchange(const void* send, int64_t sendCount, void* recv, int64_t recvCount,
+                      loomDataType_t type, int peer, loomComm_t comm) {
+  const loomResult_t sent = loomSend(send, sendCount, type, peer, comm, nullptr);
+  return sent != loomSuccess ? sent : loomRecv(recv, recvCount, type, peer, comm, nullptr);
+}
+
+}  // namespace
+
 LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                          std::chrono::milliseconds timeout)
     : Backend(rank, size) {
@@ -138,15 +149,16 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::allreduce_coalesced(
     dense.emplace_back(t);
     premultiply(opts.reduceOp, dense.back().data);
   }
-  check(loomGroupStart(), "all_reduce_coalesced");
-  loomResult_t result = loomSuccess;
-  for (Dense& d : dense) {
-    if (result != loomSuccess) break;
-    result = loomAllReduce(d.data.data_ptr(), d.data.data_ptr(), d.data.numel(), loomType(d.data),
-                           loomOp(opts.reduceOp, d.data), live("all_reduce_coalesced"), nullptr);
-  }
-  const loomResult_t ended = loomGroupEnd();
-  check(result != loomSuccess ? result : ended, "all_reduce_coalesced");
+  loomComm_t comm = live("all_reduce_coalesced");
+  grouped("all_reduce_coalesced", [&] {
+    for (Dense& d : dense) {
+      const loomResult_t r =
+          loomAllReduce(d.data.data_ptr(), d.data.data_ptr(), d.data.numel(), loomType(d.data),
+                        loomOp(opts.reduceOp, d.data), comm, nullptr);
+      if (r != loomSuccess) return r;
+    }
+    return loomSuccess;
+  });
   for (Dense& d : dense) d.writeBack();
   return done(tensors, c10d::OpType::ALLREDUCE_COALESCED);
 }
@@ -307,23 +319,21 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::alltoall_base(at::Tensor& output, at
     const size_t es = in.element_size();
     const auto* from = static_cast<const char*>(in.data_ptr());
     auto* to = static_cast<char*>(out.data.data_ptr());
-    int64_t inAt = 0;
-    int64_t outAt = 0;
-    check(loomGroupStart(), "all_to_all_single");
-    loomResult_t result = loomSuccess;
-    for (int p = 0; p < n && result == loomSuccess; ++p) {
-      const int64_t sendCount = rowsOf(inputSplits, in, p) * inRow;
-      const int64_t recvCount = rowsOf(outputSplits, out.data, p) * outRow;
-      result = loomSend(from + inAt * es, sendCount, loomType(in), p, live("all_to_all_single"),
-                        nullptr);
-      if (result == loomSuccess) {
-        result = loomRecv(to + outAt * es, recvCount, loomType(in), p, comm_, nullptr);
+    loomComm_t comm = live("all_to_all_single");
+    grouped("all_to_all_single", [&] {
+      int64_t inAt = 0;
+      int64_t outAt = 0;
+      for (int p = 0; p < n; ++p) {
+        const int64_t sendCount = rowsOf(inputSplits, in, p) * inRow;
+        const int64_t recvCount = rowsOf(outputSplits, out.data, p) * outRow;
+        const loomResult_t r = exchange(from + inAt * es, sendCount, to + outAt * es, recvCount,
+                                        loomType(in), p, comm);
+        if (r != loomSuccess) return r;
+        inAt += sendCount;
+        outAt += recvCount;
       }
-      inAt += sendCount;
-      outAt += recvCount;
-    }
-    const loomResult_t ended = loomGroupEnd();
-    check(result != loomSuccess ? result : ended, "all_to_all_single");
+      return loomSuccess;
+    });
   }
   out.writeBack();
   return done({output}, c10d::OpType::ALLTOALL_BASE);
@@ -346,18 +356,15 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::alltoall(std::vector<at::Tensor>& ou
     ins.push_back(inputs[p].contiguous());
     outs.emplace_back(outputs[p]);
   }
-  check(loomGroupStart(), "all_to_all");
-  loomResult_t result = loomSuccess;
-  for (int p = 0; p < n && result == loomSuccess; ++p) {
-    result = loomSend(ins[p].data_ptr(), ins[p].numel(), loomType(ins[p]), p, live("all_to_all"),
-                      nullptr);
-    if (result == loomSuccess) {
-      result = loomRecv(outs[p].data.data_ptr(), outs[p].data.numel(), loomType(ins[p]), p, comm_,
-                        nullptr);
+  loomComm_t comm = live("all_to_all");
+  grouped("all_to_all", [&] {
+    for (int p = 0; p < n; ++p) {
+      const loomResult_t r = exchange(ins[p].data_ptr(), ins[p].numel(), outs[p].data.data_ptr(),
+                                      outs[p].data.numel(), loomType(ins[p]), p, comm);
+      if (r != loomSuccess) return r;
     }
-  }
-  const loomResult_t ended = loomGroupEnd();
-  check(result != loomSuccess ? result : ended, "all_to_all");
+    return loomSuccess;
+  });
   for (Dense& d : outs) d.writeBack();
   return done(outputs, c10d::OpType::ALLTOALL);
 }

@@ -92,6 +92,16 @@ class LoomBackend : public c10d::Backend {
  private:
   /// Throws a c10d error carrying Loom's message unless `result` is success.
   void check(loomResult_t result, const char* what) const;
+  /// Runs `enqueue` (which returns its first failure, or success) between
+  /// loomGroupStart and loomGroupEnd, so its calls run as one batch; the
+  /// group is always closed, and the first failure is thrown.
+  template <typename Enqueue>
+  void grouped(const char* what, Enqueue&& enqueue) {
+    check(loomGroupStart(), what);
+    const loomResult_t queued = enqueue();
+    const loomResult_t ended = loomGroupEnd();
+    check(queued != loomSuccess ? queued : ended, what);
+  }
   loomComm_t live(const char* what) const;
 
   loomComm_t comm_ = nullptr;
