@@ -49,8 +49,8 @@ Shard shardOf(size_t count, int nranks, int r, size_t es) {
 
 }  // namespace
 
-/// Pairs with announceReaders: the address of rank r's segment header in the
-/// process of rank r, which is also this process for a Pointer peer.
+/// The address of rank r's segment header in rank r's process, which is also
+/// this process for a Pointer peer: the one address every thread rank knows.
 const void* DirectExecutor::ownerToken(int r) const {
   return reinterpret_cast<const void*>(arenas_[r].header->ownerAddress);
 }

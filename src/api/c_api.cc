@@ -133,6 +133,16 @@ loomResult_t submit(const char* function, loomComm_t handle, loom::Operation op,
   });
 }
 
+/// A C caller may pass any int as an enum, and loading an out-of-range enum
+/// value is undefined in C++: read the bits as the int they are.
+template <typename Enum>
+int callerInt(Enum value) {
+  int result = 0;
+  static_assert(sizeof(result) == sizeof(value));
+  std::memcpy(&result, &value, sizeof(result));
+  return result;
+}
+
 loom::Operation makeOp(Collective c, const void* send, void* recv, size_t count,
                        loomDataType_t type, loomRedOp_t op, int root, loomStream_t stream) {
   loom::Operation o;
@@ -140,13 +150,9 @@ loom::Operation makeOp(Collective c, const void* send, void* recv, size_t count,
   o.send = send;
   o.recv = recv;
   o.count = count;
-  // Read as ints (an out-of-range enum value is undefined in C++) and kept
-  // whole for validation; the 8-bit fields are set only from valid values.
-  int typeValue = 0;
-  int opValue = 0;
-  static_assert(sizeof(typeValue) == sizeof(type) && sizeof(opValue) == sizeof(op));
-  std::memcpy(&typeValue, &type, sizeof(typeValue));
-  std::memcpy(&opValue, &op, sizeof(opValue));
+  // Kept whole for validation; the 8-bit fields are set only from valid values.
+  const int typeValue = callerInt(type);
+  const int opValue = callerInt(op);
   o.callerType = typeValue;
   o.callerOp = opValue;
   if (typeValue >= 0 && typeValue < loomNumTypes) o.type = static_cast<loom::DataType>(typeValue);
@@ -161,11 +167,7 @@ loom::Operation makeOp(Collective c, const void* send, void* recv, size_t count,
 extern "C" {
 
 size_t loomTypeSize(loomDataType_t type) {
-  // Read as an int: a C caller may pass any int, and loading an out-of-range
-  // enum value is undefined in C++.
-  int value = 0;
-  static_assert(sizeof(value) == sizeof(type));
-  std::memcpy(&value, &type, sizeof(value));
+  const int value = callerInt(type);
   if (value < 0 || value >= loomNumTypes) return 0;
   return loom::dataTypeSize(static_cast<loom::DataType>(value));
 }

@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -22,6 +21,7 @@
 #include "comm/config.h"
 #include "comm/peer_info.h"
 #include "core/error.h"
+#include "core/page_buffer.h"
 #include "device/driver_watch.h"
 #include "transports/link.h"
 #include "transports/shm/peer_memory.h"
@@ -75,8 +75,7 @@ struct loomComm {
   std::unique_ptr<loom::PeerMemory> peerMemory;
   /// The single-copy reduction's blocks: page-aligned, because the kernel's
   /// cross-process copy into an unaligned destination runs at half speed.
-  std::span<char> singleCopyScratch;
-  std::vector<char> singleCopyScratchStorage;
+  loom::PageAlignedBuffer singleCopyScratch;
   loom::WaitPolicy waitPolicy;  // how this rank's waits behave
   /// The tuner's model when ranks span hosts (comm_tuner.cc); null on one host.
   std::unique_ptr<loom::tuner::TunerTopology> tuner;

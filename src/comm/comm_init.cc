@@ -114,50 +114,46 @@ void connectLinks(Comm& comm, Deadline deadline) {
 
 /// Whether the direct algorithm may read every rank's buffers in place,
 /// decided here once by all ranks alike: each rank tries to read a known word
-/// of every peer, and single-copy is on only if every rank could.
+/// of every peer, and single-copy is on only if every rank could. Ranks on
+/// several hosts, or LOOM_SINGLE_COPY=0, skip it on every rank (both are the
+/// same for all ranks), so they pay no agreement.
 void setUpSingleCopy(Comm& comm, Deadline deadline) {
-  std::string why;
-  std::unique_ptr<PeerMemory> peers;
-  if (comm.allLocal && comm.config.singleCopy) {
-    std::vector<int> pids;
-    std::vector<uint64_t> probes;
-    for (int r = 0; r < comm.nranks; ++r) {
-      pids.push_back(comm.peers[r].pid);
-      probes.push_back(comm.arenas[r].header->ownerAddress);
-    }
-    peers = std::make_unique<PeerMemory>(comm.rank, pids, comm.config.crossMemory);
-    peers->probe(probes, kShmMagic, &why);
-    if (!peers->everyPeerReadable() && why.empty()) {
-      why = "ranks in other processes are read in place only with LOOM_CMA=1";
-    }
-  } else {
-    why = comm.allLocal ? "LOOM_SINGLE_COPY=0" : "ranks on several hosts";
+  if (!comm.allLocal || !comm.config.singleCopy || comm.nranks == 1) return;
+  std::vector<int> pids;
+  std::vector<uint64_t> probes;
+  for (int r = 0; r < comm.nranks; ++r) {
+    pids.push_back(comm.peers[r].pid);
+    probes.push_back(comm.arenas[r].header->ownerAddress);
   }
-  const bool mine = peers != nullptr && peers->everyPeerReadable();
+  auto peers = std::make_unique<PeerMemory>(comm.rank, pids, comm.config.crossMemory);
+  std::string why;
+  peers->probe(probes, kShmMagic, &why);
+  if (!peers->everyPeerReadable() && why.empty()) {
+    why = "ranks in other processes are read in place only with LOOM_CMA=1";
+  }
+  const bool mine = peers->everyPeerReadable();
   const auto all = comm.bootstrap->allGather(mine ? "1" : "0:" + why, deadline);
   const auto refused =
       std::find_if(all.begin(), all.end(), [](const std::string& a) { return a != "1"; });
-  if (refused == all.end()) {
-    comm.peerMemory = std::move(peers);
-    constexpr size_t kPage = 4096;
-    comm.singleCopyScratchStorage.assign(2 * kSingleCopyBlockBytes + kPage, 0);
-    const auto base = reinterpret_cast<uintptr_t>(comm.singleCopyScratchStorage.data());
-    comm.singleCopyScratch = {comm.singleCopyScratchStorage.data() + (kPage - base % kPage) % kPage,
-                              2 * kSingleCopyBlockBytes};
+  if (refused != all.end()) {
+    if (comm.rank == 0) {
+      LOOM_INFO(
+          "large messages copy through the shared arena: rank {} cannot read its peers' "
+          "buffers in place ({})",
+          refused - all.begin(), refused->substr(2));
+    }
+    return;
+  }
+  comm.peerMemory = std::move(peers);
+  comm.singleCopyScratch = PageAlignedBuffer(2 * kSingleCopyBlockBytes);
+  if (comm.rank == 0) {
     bool crossProcess = false;
     for (int r = 0; r < comm.nranks; ++r) {
       crossProcess |= comm.peerMemory->access(r) == PeerAccess::CrossMemory;
     }
-    if (comm.rank == 0) {
-      LOOM_INFO("messages of {} B and more read peers' buffers in place ({})",
-                comm.config.singleCopyMinBytes,
-                crossProcess ? "cross-memory attach between processes" : "threads of one process");
-    }
-  } else if (comm.rank == 0 && comm.allLocal && comm.nranks > 1) {
-    LOOM_INFO(
-        "large messages copy through the shared arena: rank {} cannot read its peers' "
-        "buffers in place ({})",
-        refused - all.begin(), refused->substr(2));
+    LOOM_INFO("messages of {} B and more read peers' buffers in place ({})",
+              comm.config.singleCopyMinBytes,
+              crossProcess ? "cross-memory attach between processes" : "threads of one process");
   }
 }
 

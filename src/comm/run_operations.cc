@@ -66,7 +66,7 @@ void runDirect(Comm& comm, const Operation& op, Waiter& waiter) {
   if (comm.peerMemory != nullptr) {
     options.peers = comm.peerMemory.get();
     options.singleCopyMinBytes = comm.config.singleCopyMinBytes;
-    options.scratch = comm.singleCopyScratch;
+    options.scratch = comm.singleCopyScratch.span();
   }
   DirectExecutor direct(comm.arenas, comm.rank, comm.shm->arenaBytes(), comm.directRound, waiter,
                         options);

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/page_buffer.h"
 
 namespace loom {
 namespace {
@@ -28,21 +29,13 @@ const char* kindName(IbvWrKind kind) {
   return "work request";
 }
 
-size_t pageBytes() {
-  const long page = ::sysconf(_SC_PAGESIZE);
-  return page > 0 ? static_cast<size_t>(page) : 4096;
-}
-
 // The NIC pins whole pages; page-aligned rings share none with other data.
 uint8_t* allocateRing(size_t bytes, int peer) {
-  const size_t page = pageBytes();
-  const size_t rounded = (bytes + page - 1) / page * page;
-  void* p = std::aligned_alloc(page, rounded);
+  void* p = allocatePages(bytes);
   if (p == nullptr) {
     raise(ErrorCode::SystemError, "ibverbs link to rank {}: cannot allocate a {} byte ring", peer,
-          rounded);
+          bytes);
   }
-  std::memset(p, 0, rounded);
   return static_cast<uint8_t*>(p);
 }
 
