@@ -15,6 +15,9 @@ namespace loom {
 /// rejected here.
 RankPlan makePlan(const PlanRequest& req);
 
+/// Most channels one plan spreads an all-reduce over (PlanRequest::channels).
+inline constexpr int kMaxPlanChannels = 8;
+
 /// Runs a plan made for plan positions on ranks: position p is rank order[p]
 /// (a ring order from the topology search). Only peers change, so this is
 /// right for collectives whose buffers do not depend on the rank (all-reduce);
@@ -44,8 +47,11 @@ bool hierarchicalFits(const HostGroups& hosts);
 /// Algorithm::Hierarchical) as three plans over ranks, to run one after the
 /// other with the same buffers: reduce-scatter inside the host, all-reduce of
 /// this rank's shard across hosts, all-gather inside the host. In-place safe.
+/// The cross-host phase spreads the shard over `channels` link sets (the
+/// phases inside a host run on channel 0).
 /// Throws InvalidArgument when !hierarchicalFits(hosts) or `rank` is in no group.
-std::vector<RankPlan> hierarchicalAllReduce(const HostGroups& hosts, int rank, size_t count);
+std::vector<RankPlan> hierarchicalAllReduce(const HostGroups& hosts, int rank, size_t count,
+                                            int channels = 1);
 
 /// Whether hostTreeAllReduce can run: at least 2 hosts, none empty.
 bool hostTreeFits(const HostGroups& hosts);

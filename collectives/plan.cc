@@ -93,6 +93,7 @@ std::string toString(const Step& s) {
   if (writesDst(s.kind)) out += fmt::format("dst {}, ", toString(s.dst));
   out += fmt::format("count {}", s.count);
   if (s.finalize) out += ", finalize";
+  if (s.channel != 0) out += fmt::format(", channel {}", s.channel);
   return out + ")";
 }
 

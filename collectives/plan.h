@@ -73,6 +73,10 @@ struct Step {
   // Apply the op's final transform (avg: divide by nranks) to the reduced
   // value before it is stored or sent. Set on the step that completes a reduction.
   bool finalize = false;
+  // Which of the rank's link sets the step's messages use. Every step of a
+  // stream names the same channel; streams of different channels run as
+  // independent cursors, so they must not share a link set.
+  uint8_t channel = 0;
 };
 
 struct RankPlan {
@@ -92,6 +96,9 @@ struct PlanRequest {
   int root = 0;  // root, or the peer for Send/Recv
   size_t count = 0;
   bool inPlace = false;  // input and output are the same memory
+  /// Independent link sets to spread the data over (ring all-reduce only):
+  /// piece k of the count runs as its own ring on channel k.
+  int channels = 1;
 };
 
 /// Whether a step of kind `k` takes a message from recvPeer / gives one to sendPeer.

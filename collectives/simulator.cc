@@ -11,6 +11,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "collectives/executor/slice_cursor.h"
 #include "core/error.h"
@@ -102,7 +103,8 @@ class Simulation {
     for (const auto& [id, queue] : links_) {
       if (!queue.empty()) {
         raise(ErrorCode::InternalError,
-              "{} message(s) from rank {} to rank {} (stream {}) never received", queue.size(),
+              "{} message(s) from rank {} to rank {} (stream/channel {}) never received",
+              queue.size(),
               id.from, id.to, id.stream);
       }
     }
@@ -120,7 +122,8 @@ class Simulation {
   }
 
   void addCursors(int rank, size_t job, const RankPlan& plan) {
-    auto make = [&](int stream) {
+    // channel -1: steps of every channel (independent streams each stay on theirs).
+    auto make = [&](int stream, int channel) {
       Cursor c;
       c.rank = rank;
       c.job = job;
@@ -129,6 +132,7 @@ class Simulation {
       for (size_t s = 0; s < plan.streams.size(); ++s) {
         if (stream >= 0 && static_cast<size_t>(stream) != s) continue;
         for (const Step& step : plan.streams[s]) {
+          if (channel >= 0 && step.channel != channel) continue;
           c.add(step);
           c.streamOf.push_back(static_cast<int>(s));
         }
@@ -136,9 +140,13 @@ class Simulation {
       if (!c.steps.empty()) cursors_.push_back(std::move(c));
     };
     if (options_.streamOrder == SimStreamOrder::Merged) {
-      make(-1);
+      std::set<int> channels;
+      for (const auto& stream : plan.streams) {
+        for (const Step& step : stream) channels.insert(step.channel);
+      }
+      for (int channel : channels) make(-1, channel);
     } else {
-      for (size_t s = 0; s < plan.streams.size(); ++s) make(static_cast<int>(s));
+      for (size_t s = 0; s < plan.streams.size(); ++s) make(static_cast<int>(s), -1);
     }
   }
 
@@ -156,7 +164,8 @@ class Simulation {
 
   LinkKey key(const Cursor& c, int from, int to) const {
     const bool perStream = options_.streamOrder == SimStreamOrder::Independent;
-    return LinkKey{from, to, perStream ? c.streamOf[c.stepIndex] : 0};
+    return LinkKey{from, to,
+                   perStream ? c.streamOf[c.stepIndex] : c.steps[c.stepIndex]->channel};
   }
 
   std::deque<Message>& link(const Cursor& c, int from, int to) { return links_[key(c, from, to)]; }

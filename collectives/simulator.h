@@ -16,8 +16,10 @@ namespace loom {
 
 /// How the streams of one rank share its progress.
 enum class SimStreamOrder : uint8_t {
-  /// Like StepExecutor: one cursor; iteration i runs slice i of every step of
-  /// stream 0, then of stream 1, ... A blocked step holds the whole rank.
+  /// Like StepExecutor: one cursor per channel (Step::channel), each with its
+  /// own FIFO on every link; within a channel, iteration i runs slice i of
+  /// every step of stream 0, then of stream 1, ... A blocked step holds its
+  /// whole channel.
   Merged,
   /// One cursor per stream, advanced round-robin; a blocked stream does not
   /// hold the others. Each stream gets its own FIFO on every link (its own
@@ -78,6 +80,7 @@ struct SimCollective {
   size_t count = 0;
   int root = 0;
   bool inPlace = false;
+  int channels = 1;  ///< PlanRequest::channels (ring and hierarchical all-reduce)
 };
 
 struct SimResult {

@@ -95,7 +95,7 @@ SimBuffers unalias(const SimBuffers& b) {
 std::vector<RankPlan> phasesOf(const SimCollective& call, const PlanRequest& req,
                                const SimOptions& options) {
   if (call.algorithm == Algorithm::Hierarchical && call.collective == Collective::AllReduce) {
-    return hierarchicalAllReduce(options.hosts, req.rank, req.count);
+    return hierarchicalAllReduce(options.hosts, req.rank, req.count, req.channels);
   }
   if (call.algorithm == Algorithm::HostTree && call.collective == Collective::AllReduce) {
     return hostTreeAllReduce(options.hosts, req.rank, req.count, req.inPlace);
@@ -141,6 +141,7 @@ SimResult simulateCollective(const SimCollective& call,
     req.root = call.root;
     req.count = call.count;
     req.inPlace = call.inPlace;
+    req.channels = call.channels;
     SimJob job;
     phases[r] = phasesOf(call, req, options);
     const size_t inputCount = inputElements(call.collective, call.count, call.nranks, r, call.root);

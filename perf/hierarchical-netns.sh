@@ -37,6 +37,7 @@ netns_switch_up "lhb$$" "$hosts"
 # Both directions of every host's link: its own veth end (egress to the
 # bridge) and the bridge's end (egress to the host).
 for ((h = 1; h <= hosts; h++)); do
+  [[ $rate == none ]] && break
   ip netns exec "${NETNS_HOSTS[$((h - 1))]}" tc qdisc add dev "${NETNS_IFS[$((h - 1))]}" root \
     tbf rate "$rate" burst 256kb latency 50ms
   ip netns exec "$NETNS_SWITCH" tc qdisc add dev "lhb$$o$h" root tbf rate "$rate" burst 256kb \

@@ -11,6 +11,9 @@ RankPlan ringPlan(const PlanRequest& req);
 RankPlan treePlan(const PlanRequest& req);
 RankPlan pairwisePlan(const PlanRequest& req);
 RankPlan starPlan(const PlanRequest& req);
+/// req.channels > 1: piece k of the count as a ring all-reduce on channel k.
+/// Throws InvalidArgument for anything but the ring all-reduce.
+RankPlan channelPlan(const PlanRequest& req);
 
 /// The halves of the ring all-reduce over `nranks` ring positions, chunks
 /// being chunkOffset/chunkSize of `count`. Reduce-scatter: position r ends

@@ -79,7 +79,8 @@ bool hierarchicalFits(const HostGroups& hosts) {
                      [&](const std::vector<int>& g) { return g.size() == hosts.front().size(); });
 }
 
-std::vector<RankPlan> hierarchicalAllReduce(const HostGroups& hosts, int rank, size_t count) {
+std::vector<RankPlan> hierarchicalAllReduce(const HostGroups& hosts, int rank, size_t count,
+                                            int channels) {
   if (!hierarchicalFits(hosts)) {
     raise(ErrorCode::InvalidArgument,
           "hierarchical all-reduce needs at least 2 hosts with the same number (at least 2) of "
@@ -95,8 +96,9 @@ std::vector<RankPlan> hierarchicalAllReduce(const HostGroups& hosts, int rank, s
   across.reserve(hosts.size());
   for (const auto& group : hosts) across.push_back(group[static_cast<size_t>(seat.position)]);
 
-  const PlanRequest shard = request(Collective::AllReduce, Algorithm::Ring, seat.host, nhosts,
-                                    chunkSize(count, localRanks, seat.position), true);
+  PlanRequest shard = request(Collective::AllReduce, Algorithm::Ring, seat.host, nhosts,
+                              chunkSize(count, localRanks, seat.position), true);
+  shard.channels = channels;
 
   std::vector<RankPlan> phases;
   // The average's division happens once, where the cross-host ring completes a sum.

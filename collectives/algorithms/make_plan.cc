@@ -22,6 +22,10 @@ void validate(const PlanRequest& req) {
     raise(ErrorCode::InvalidArgument, "plan for {}: root/peer {} out of range for {} ranks",
           toString(req.collective), req.root, req.nranks);
   }
+  if (req.channels < 1) {
+    raise(ErrorCode::InvalidArgument, "plan for {}: {} channels (at least 1)",
+          toString(req.collective), req.channels);
+  }
   if (!algorithmSupports(req.algorithm, req.collective)) {
     raise(ErrorCode::InvalidArgument, "algorithm {} does not implement {}", toString(req.algorithm),
           toString(req.collective));
@@ -82,6 +86,7 @@ Algorithm usualAlgorithm(Collective collective) {
 
 RankPlan makePlan(const PlanRequest& req) {
   validate(req);
+  if (req.channels > 1) return detail::channelPlan(req);
   RankPlan plan;
   switch (req.algorithm) {
     case Algorithm::Ring:

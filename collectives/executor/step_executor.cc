@@ -13,15 +13,21 @@ struct StepExecutor::Cursor : SliceCursor {
   const PlanJob* job = nullptr;
 };
 
-StepExecutor::StepExecutor(std::span<Link* const> linksByPeer, size_t sliceBytes, Waiter& waiter)
-    : links_(linksByPeer), sliceBytes_(sliceBytes), waiter_(waiter) {}
+StepExecutor::StepExecutor(std::span<const std::vector<Link*>> channelLinks, size_t sliceBytes,
+                           Waiter& waiter)
+    : channels_(channelLinks), sliceBytes_(sliceBytes), waiter_(waiter) {}
 
 Link* StepExecutor::link(int peer, const Step& step) const {
-  if (peer < 0 || static_cast<size_t>(peer) >= links_.size() || links_[peer] == nullptr) {
+  if (step.channel >= channels_.size()) {
+    raise(ErrorCode::InternalError, "plan step {} runs on channel {} of {}", toString(step),
+          step.channel, channels_.size());
+  }
+  const std::vector<Link*>& links = channels_[step.channel];
+  if (peer < 0 || static_cast<size_t>(peer) >= links.size() || links[peer] == nullptr) {
     raise(ErrorCode::InternalError, "plan step {} names rank {} which has no link", toString(step),
           peer);
   }
-  return links_[peer];
+  return links[peer];
 }
 
 namespace {
@@ -156,13 +162,23 @@ std::string StepExecutor::describeWaits(std::span<const Cursor> cursors) const {
 }
 
 void StepExecutor::run(std::span<const PlanJob> jobs) {
-  std::vector<Cursor> cursors(jobs.size());
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    Cursor& c = cursors[j];
-    c.job = &jobs[j];
-    c.sliceElements = std::max<size_t>(1, sliceBytes_ / jobs[j].elementSize);
-    for (const auto& stream : jobs[j].plan->streams) {
-      for (const Step& s : stream) c.add(s);
+  std::vector<Cursor> cursors;
+  for (const PlanJob& job : jobs) {
+    // One cursor per channel the plan uses (streams name one channel each).
+    const size_t first = cursors.size();
+    for (const auto& stream : job.plan->streams) {
+      if (stream.empty()) continue;
+      const uint8_t channel = stream.front().channel;
+      auto it = std::find_if(cursors.begin() + static_cast<ptrdiff_t>(first), cursors.end(),
+                             [&](const Cursor& c) { return c.steps.front()->channel == channel; });
+      if (it == cursors.end()) {
+        Cursor c;
+        c.job = &job;
+        c.sliceElements = std::max<size_t>(1, sliceBytes_ / job.elementSize);
+        cursors.push_back(std::move(c));
+        it = cursors.end() - 1;
+      }
+      for (const Step& s : stream) it->add(s);
     }
   }
 
@@ -180,15 +196,21 @@ void StepExecutor::run(std::span<const PlanJob> jobs) {
       waiter_.idle(seen, describe);
     }
   }
-  // Network links may still hold committed bytes; the caller's buffers are
-  // already copied into staging, but the peer needs them to finish.
-  for (Link* l : links_) {
-    while (l != nullptr && !l->sendsDrained()) {
-      const uint32_t seen = waiter_.snapshot();
-      if (l->progress()) {
-        waiter_.madeProgress();
-      } else {
-        waiter_.idle(seen, describe);
+  drainSends(describe);
+}
+
+// Network links may still hold committed bytes; the caller's buffers are
+// already copied into staging, but the peer needs them to finish.
+void StepExecutor::drainSends(const std::function<std::string()>& describe) {
+  for (const std::vector<Link*>& links : channels_) {
+    for (Link* l : links) {
+      while (l != nullptr && !l->sendsDrained()) {
+        const uint32_t seen = waiter_.snapshot();
+        if (l->progress()) {
+          waiter_.madeProgress();
+        } else {
+          waiter_.idle(seen, describe);
+        }
       }
     }
   }

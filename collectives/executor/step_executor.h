@@ -3,11 +3,15 @@
 // stream 0's steps, then of stream 1's, ...), so the messages on every link
 // leave and arrive in one order both sides derive from the plan. Several jobs
 // run concurrently (a group's sends and receives), which is what keeps
-// exchanges from deadlocking; jobs must not share a link direction.
+// exchanges from deadlocking; jobs must not share a link direction. Within a
+// job, the steps of each channel (Step::channel) form their own cursor over
+// that channel's links, so channels never wait for one another.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -39,10 +43,11 @@ struct PlanJob {
 
 class StepExecutor {
  public:
-  /// `linksByPeer[p]` is the link to rank p (nullptr for self/unconnected).
-  /// `sliceBytes` must be the same on every rank and at most every link's
-  /// maxMessageBytes.
-  StepExecutor(std::span<Link* const> linksByPeer, size_t sliceBytes, Waiter& waiter);
+  /// `channelLinks[c][p]` is channel c's link to rank p (nullptr for self and
+  /// for peers the channel does not reach). `sliceBytes` must be the same on
+  /// every rank and at most every link's maxMessageBytes.
+  StepExecutor(std::span<const std::vector<Link*>> channelLinks, size_t sliceBytes,
+               Waiter& waiter);
 
   void run(std::span<const PlanJob> jobs);
   /// Payload bytes committed to links so far by this executor.
@@ -53,9 +58,10 @@ class StepExecutor {
   bool attempt(Cursor& cursor);
   bool tryStep(const PlanJob& job, const Step& step, size_t first, size_t count);
   Link* link(int peer, const Step& step) const;
+  void drainSends(const std::function<std::string()>& describe);
   std::string describeWaits(std::span<const Cursor> cursors) const;
 
-  std::span<Link* const> links_;
+  std::span<const std::vector<Link*>> channels_;
   size_t sliceBytes_;
   Waiter& waiter_;
   uint64_t bytesSent_ = 0;

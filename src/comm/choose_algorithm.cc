@@ -3,10 +3,12 @@
 // network, see docs/tuner.md); on one host the direct algorithm over the
 // shared arena is what the model picks anyway, so a size/locality rule
 // decides without building a model. LOOM_ALGO, LOOM_CHUNK_SIZE and
-// LOOM_NCHANNELS override both.
+// LOOM_NCHANNELS override both. An all-reduce over the network then spreads
+// over as many channels (link sets) as fill it (tuner/network_channels.h).
 #include "collectives/algorithms.h"
 #include "comm/operation.h"
 #include "core/log.h"
+#include "tuner/network_channels.h"
 #include "tuner/tuner.h"
 
 namespace loom {
@@ -30,6 +32,25 @@ Algorithm ruleOfThumb(const Comm& comm, Collective c, size_t bytes) {
   return usualAlgorithm(c);
 }
 
+/// Link sets for this call: the ring all-reduce may use those that reach every
+/// peer, the hierarchical one's cross-host phase those over the network.
+/// LOOM_NCHANNELS asks for all of them, else as many as fill the network;
+/// either way no piece is below LOOM_CHANNEL_MIN bytes.
+int channelsFor(const Comm& comm, Collective c, Algorithm a, size_t bytes) {
+  if (c != Collective::AllReduce) return 1;
+  const int available = a == Algorithm::Ring           ? comm.ringChannels
+                        : a == Algorithm::Hierarchical ? comm.networkChannels
+                                                       : 1;
+  if (available <= 1) return 1;
+  int wanted = 1;
+  if (comm.config.channels) {
+    wanted = available;
+  } else if (comm.tuner != nullptr) {
+    wanted = tuner::channelsToFill(comm.tuner->networkGBps, comm.tuner->connectionGBps, available);
+  }
+  return tuner::channelsForBytes(wanted, bytes, comm.config.channelMinBytes);
+}
+
 }  // namespace
 
 AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective c, size_t bytes) {
@@ -47,25 +68,31 @@ AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective c, size_t bytes) {
         return algorithmSupports(a, c);
     }
   };
+  const auto withChannels = [&](AlgorithmChoice chosen) {
+    chosen.channels = channelsFor(comm, c, chosen.algorithm, bytes);
+    return chosen;
+  };
   if (comm.config.algorithm) {
     const Algorithm asked = *comm.config.algorithm;
     if (canRun(asked)) {
       choice.algorithm = asked;
-      return choice;
+      return withChannels(choice);
     }
     // LOOM_ALGO names one algorithm for all collectives; those it cannot run
     // fall through to the default rule.
   }
   if (comm.tuner == nullptr || !modelled(c)) {
     choice.algorithm = ruleOfThumb(comm, c, bytes);
-    return choice;
+    return withChannels(choice);
   }
   tuner::Request request;
   request.collective = c;
   request.bytes = bytes;
   request.maxChunkBytes = comm.config.sliceBytes();
   if (comm.config.chunkBytes) request.overrides.chunkBytes = comm.config.chunkBytes;
-  // The host executor runs one channel (docs/tuner.md); more are modelled only.
+  // The model's channels are rings over distinct paths; between hosts there is
+  // one path, which channels share: the algorithm is chosen as for one, and
+  // the channel count from what one connection carries (channelsFor).
   request.overrides.channels = 1;
   const tuner::Choice picked = tuner::choose(*comm.tuner, request);
   choice.algorithm = picked.candidate.algorithm;
@@ -73,7 +100,7 @@ AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective c, size_t bytes) {
   if (picked.candidate.chunkBytes > 0) {
     choice.sliceBytes = std::min(choice.sliceBytes, picked.candidate.chunkBytes);
   }
-  return choice;
+  return withChannels(choice);
 }
 
 }  // namespace loom

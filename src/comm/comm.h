@@ -66,9 +66,15 @@ struct loomComm {
   /// The UCX progress engine when LOOM_NET=ucx (links keep it alive too).
   std::shared_ptr<loom::UcxWorker> ucxWorker;
   std::unique_ptr<loom::ShmDomain> shm;
-  std::vector<std::unique_ptr<loom::Link>> links;  // by peer; null for self
-  std::vector<loom::Link*> linkPtrs;               // same, as raw pointers for executors
-  std::vector<loom::Link*> networkLinks;           // links that need progress() calls
+  std::vector<std::unique_ptr<loom::Link>> links;  // channel 0, by peer; null for self
+  /// Links of channels 1.. to the peers reached over tcp, ucx or ibverbs.
+  std::vector<std::unique_ptr<loom::Link>> moreChannelLinks;
+  /// channelLinks[c][p]: channel c's link to rank p, for executors. Channel 0
+  /// reaches every peer; the others only peers over the network.
+  std::vector<std::vector<loom::Link*>> channelLinks;
+  int networkChannels = 1;  ///< link sets to every peer over the network
+  int ringChannels = 1;     ///< link sets that reach every peer: a flat ring may use them all
+  std::vector<loom::Link*> networkLinks;  // links that need progress() calls
   std::vector<loom::ArenaView> arenas;             // every rank's direct arena (one host only)
   /// Reads every local rank's buffers in place, for single-copy direct
   /// rounds; null where some rank cannot be read (then the arena serves).
@@ -107,12 +113,12 @@ struct loomComm {
     std::vector<float> sum, compensated, decoded;
   } compressionScratch;
 
-  using PlanKey = std::tuple<int, int, size_t, int, bool>;
+  using PlanKey = std::tuple<int, int, size_t, int, bool, int>;
   std::map<PlanKey, std::shared_ptr<const loom::RankPlan>> planCache;
-  using PhasedKey = std::tuple<int, size_t, bool>;
+  using PhasedKey = std::tuple<int, size_t, bool, int>;
   std::map<PhasedKey, std::shared_ptr<const std::vector<loom::RankPlan>>> phasedCache;
-  /// (collective, algorithm) pairs already logged at INFO.
-  std::set<std::pair<loom::Collective, loom::Algorithm>> announcedChoices;
+  /// (collective, algorithm, channels) choices already logged at INFO.
+  std::set<std::tuple<loom::Collective, loom::Algorithm, int>> announcedChoices;
   /// Ordering events of the direct device path (comm/device_direct.h).
   std::unique_ptr<loom::DeviceDirectEvents> deviceEvents;
   /// FIFOs and program memory of the plan-walking kernel (comm/device_walk.h).
@@ -136,12 +142,15 @@ struct loomComm {
   /// closed connection for a crash.
   ~loomComm();
 
-  /// The plan for `req`, built once per (collective, algorithm, count, root, in-place).
+  /// The plan for `req`, built once per (collective, algorithm, count, root,
+  /// in-place, channels).
   std::shared_ptr<const loom::RankPlan> plan(const loom::PlanRequest& req);
   /// The phases of a hierarchical or host-tree all-reduce of `count` elements
-  /// over hostGroups, built once per (algorithm, count, in-place).
+  /// over hostGroups (the hierarchical one's cross-host phase on `channels`),
+  /// built once per (algorithm, count, in-place, channels).
   std::shared_ptr<const std::vector<loom::RankPlan>> phasedPlan(loom::Algorithm algorithm,
-                                                                size_t count, bool inPlace);
+                                                                size_t count, bool inPlace,
+                                                                int channels);
 };
 
 namespace loom {

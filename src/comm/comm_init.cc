@@ -12,6 +12,7 @@
 #include "core/env.h"
 #include "core/log.h"
 #include "topology/host_summary.h"
+#include "tuner/network_channels.h"
 #include "tuner/tuner_topology.h"
 
 namespace loom {
@@ -54,6 +55,15 @@ std::unique_ptr<ShmDomain> tryCreateShm(Comm& comm) {
   }
 }
 
+/// Link sets to peers over the network, the same on every rank: LOOM_NCHANNELS,
+/// else as many as it takes to fill the network (tuner/network_channels.h).
+int networkChannelCount(const Comm& comm) {
+  if (comm.config.channels) return std::min(*comm.config.channels, kMaxPlanChannels);
+  if (comm.tuner == nullptr) return 1;
+  return tuner::channelsToFill(comm.tuner->networkGBps, comm.tuner->connectionGBps,
+                               kMaxPlanChannels);
+}
+
 void connectLinks(Comm& comm, Deadline deadline) {
   const std::string& myHost = comm.peers[comm.rank].hostId;
   comm.shm = tryCreateShm(comm);
@@ -87,29 +97,53 @@ void connectLinks(Comm& comm, Deadline deadline) {
   comm.bootstrap->barrier(deadline);
   if (comm.shm) comm.shm->unlinkOwn();
 
-  comm.links.resize(static_cast<size_t>(comm.nranks));
+  const auto nranks = static_cast<size_t>(comm.nranks);
+  comm.links.resize(nranks);
+  comm.networkChannels = networkChannelCount(comm);
+  comm.channelLinks.assign(static_cast<size_t>(comm.networkChannels),
+                           std::vector<Link*>(nranks, nullptr));
+  // `made` holds the same number of links per peer, channel by channel.
   auto keep = [&](const std::vector<int>& peers, std::vector<std::unique_ptr<Link>> made) {
-    for (size_t i = 0; i < peers.size(); ++i) {
-      comm.networkLinks.push_back(made[i].get());
-      comm.links[peers[i]] = std::move(made[i]);
+    for (size_t k = 0; k < made.size(); ++k) {
+      const size_t channel = k / peers.size();
+      const auto peer = static_cast<size_t>(peers[k % peers.size()]);
+      comm.networkLinks.push_back(made[k].get());
+      comm.channelLinks[channel][peer] = made[k].get();
+      if (channel == 0) {
+        comm.links[peer] = std::move(made[k]);
+      } else {
+        comm.moreChannelLinks.push_back(std::move(made[k]));
+      }
     }
   };
   if (!localTcpPeers.empty()) {
     std::vector<std::string> addresses;
     for (const auto& p : comm.peers) addresses.push_back(p.tcpAddress);
+    TcpConfig tcp = comm.config.tcp;
+    tcp.channels = comm.networkChannels;
     keep(localTcpPeers, connectTcpLinks(*comm.tcpListener, comm.rank, localTcpPeers, addresses,
-                                        comm.id.tag(), comm.config.tcp, deadline, &comm.aborted));
+                                        comm.id.tag(), tcp, deadline, &comm.aborted));
   }
   // Collective when ranks span hosts (every rank then has remote peers).
   if (!remotePeers.empty()) keep(remotePeers, connectNetworkLinks(comm, remotePeers, deadline));
   if (shmLinks) {
-    for (int peer : localPeers) comm.links[peer] = comm.shm->makeLink(peer);
+    for (int peer : localPeers) {
+      comm.links[static_cast<size_t>(peer)] = comm.shm->makeLink(peer);
+      comm.channelLinks[0][static_cast<size_t>(peer)] = comm.links[static_cast<size_t>(peer)].get();
+    }
   }
   if (comm.allLocal) {
     for (int r = 0; r < comm.nranks; ++r) comm.arenas.push_back(comm.shm->arena(r));
   }
-  comm.linkPtrs.resize(comm.links.size());
-  for (size_t r = 0; r < comm.links.size(); ++r) comm.linkPtrs[r] = comm.links[r].get();
+  // The leading channels whose links reach every peer (the same on every
+  // rank: each pair of ranks connected the same sets).
+  comm.ringChannels = 0;
+  for (const auto& links : comm.channelLinks) {
+    for (size_t p = 0; p < nranks; ++p) {
+      if (p != static_cast<size_t>(comm.rank) && links[p] == nullptr) return;
+    }
+    ++comm.ringChannels;
+  }
 }
 
 /// Whether the direct algorithm may read every rank's buffers in place,
@@ -174,6 +208,8 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   comm->bootstrap = Bootstrap::join(id, rank, nranks, deadline, &comm->aborted);
   comm->tcpListener = std::make_unique<TcpListener>(std::string());
   comm->peers = exchangePeerInfo(*comm, deadline);
+  // The model first: it says how many link sets fill the network.
+  setUpTuner(*comm);
   connectLinks(*comm, deadline);
   setUpSingleCopy(*comm, deadline);
   WaitPolicy& wait = comm->waitPolicy;
@@ -197,13 +233,13 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
     self->bootstrap->checkPeers();
   };
   wait.peerStates = [self] { return describePeerStates(*self); };
-  setUpTuner(*comm);
-  if (comm->config.channels > 1 && comm->rank == 0) {
-    LOOM_WARN(
-        "LOOM_NCHANNELS={}: the host executor runs one channel; the tuner models more "
-        "(loom-topo --simulate) but host buffers use 1 (the plan-walking kernel, "
+  if (comm->config.channels && *comm->config.channels > 1 && comm->ringChannels < 2 &&
+      comm->networkChannels < 2 && comm->rank == 0) {
+    LOOM_INFO(
+        "LOOM_NCHANNELS={}: host buffers use channels only over tcp/ucx/ibverbs links; these "
+        "ranks share memory, so their host calls run one (the plan-walking kernel, "
         "LOOM_CUDA_PATH=kernel, runs them all)",
-        comm->config.channels);
+        *comm->config.channels);
   }
   prepareDeviceWalk(*comm);
   comm->bootstrap->barrier(deadline);
@@ -250,23 +286,23 @@ loomComm::~loomComm() {
 }
 
 std::shared_ptr<const std::vector<loom::RankPlan>> loomComm::phasedPlan(loom::Algorithm algorithm,
-                                                                        size_t count,
-                                                                        bool inPlace) {
-  const PhasedKey key{static_cast<int>(algorithm), count, inPlace};
+                                                                        size_t count, bool inPlace,
+                                                                        int channels) {
+  const PhasedKey key{static_cast<int>(algorithm), count, inPlace, channels};
   auto it = phasedCache.find(key);
   if (it != phasedCache.end()) return it->second;
   if (phasedCache.size() > 1024) phasedCache.clear();
   auto made = std::make_shared<const std::vector<loom::RankPlan>>(
       algorithm == loom::Algorithm::HostTree
           ? loom::hostTreeAllReduce(hostGroups, rank, count, inPlace)
-          : loom::hierarchicalAllReduce(hostGroups, rank, count));
+          : loom::hierarchicalAllReduce(hostGroups, rank, count, channels));
   phasedCache.emplace(key, made);
   return made;
 }
 
 std::shared_ptr<const loom::RankPlan> loomComm::plan(const loom::PlanRequest& req) {
   const PlanKey key{static_cast<int>(req.collective), static_cast<int>(req.algorithm), req.count,
-                    req.root, req.inPlace};
+                    req.root, req.inPlace, req.channels};
   auto it = planCache.find(key);
   if (it != planCache.end()) return it->second;
   // Bounded: a training loop uses few shapes; a sweep would otherwise grow it forever.

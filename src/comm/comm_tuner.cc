@@ -10,6 +10,7 @@
 
 #include "comm/comm.h"
 #include "core/log.h"
+#include "tuner/network_channels.h"
 #include "tuner/tuner.h"
 
 namespace loom {
@@ -114,6 +115,8 @@ void setUpTuner(Comm& comm) {
   const topo::Topology topology = communicatorTopology(hostOfRank, slowest, &rankNodes);
   comm.tuner = std::make_unique<tuner::TunerTopology>(tuner::tunerTopologyFor(topology, rankNodes));
   comm.tuner->linkSlots = comm.config.tcp.slots;
+  comm.tuner->networkGBps = slowest;
+  comm.tuner->connectionGBps = tuner::kConnectionGBps;
   comm.ringOrder = comm.tuner->treeOrder;
   // The hierarchical all-reduce's local rings and the host tree's chains
   // follow the ring found inside each host.

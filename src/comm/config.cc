@@ -4,6 +4,7 @@
 
 #include "core/env.h"
 #include "core/error.h"
+#include "tuner/network_channels.h"
 
 namespace loom {
 namespace {
@@ -81,7 +82,9 @@ CommConfig CommConfig::fromEnvironment() {
   c.crossMemory = envFlag("LOOM_CMA", false);
   c.treeMaxBytes = envBytes("LOOM_TREE_MAX", 64 << 10, 0, SIZE_MAX);
   if (envString("LOOM_CHUNK_SIZE")) c.chunkBytes = envBytes("LOOM_CHUNK_SIZE", 0, 256, 64 << 20);
-  c.channels = static_cast<int>(envInt("LOOM_NCHANNELS", 1, 1, 64));
+  if (envString("LOOM_NCHANNELS")) c.channels = static_cast<int>(envInt("LOOM_NCHANNELS", 1, 1, 64));
+  c.channelMinBytes =
+      envBytes("LOOM_CHANNEL_MIN", tuner::kMinChannelBytes, 1, size_t{1} << 40);
   c.cudaSlotBytes = envBytes("LOOM_CUDA_SLOT_BYTES", 256 << 10, 4 << 10, 16 << 20);
   if (c.cudaSlotBytes % 16 != 0) {
     raise(ErrorCode::InvalidArgument, "LOOM_CUDA_SLOT_BYTES={} is not a multiple of 16",
@@ -106,12 +109,12 @@ size_t CommConfig::sliceBytes() const {
 std::string CommConfig::signature() const {
   return fmt::format(
       "algo={} transport={} net={} cuda={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} "
-      "singleCopy={}/{}/{} tree={} chunk={} channels={} cudaSlot={} cudaScope={} cudaP2p={}",
+      "singleCopy={}/{}/{} tree={} chunk={} channels={}/{} cudaSlot={} cudaScope={} cudaP2p={}",
       algorithm ? static_cast<int>(*algorithm) : -1, static_cast<int>(transport),
       static_cast<int>(net), static_cast<int>(cudaPath), check, shm.slotBytes, shm.slots,
       shm.arenaBytes, tcp.slotBytes, tcp.slots, directMaxBytes, directOneShotBytes, singleCopy,
-      singleCopyMinBytes, crossMemory, treeMaxBytes, chunkBytes.value_or(0), channels,
-      cudaSlotBytes, cudaSystemScope, cudaPeerWrites);
+      singleCopyMinBytes, crossMemory, treeMaxBytes, chunkBytes.value_or(0), channels.value_or(0),
+      channelMinBytes, cudaSlotBytes, cudaSystemScope, cudaPeerWrites);
 }
 
 }  // namespace loom

@@ -46,7 +46,10 @@ struct CommConfig {
   bool crossMemory = false;
   size_t treeMaxBytes = size_t{64} << 10;  // LOOM_TREE_MAX: all-reduce uses trees up to this
   std::optional<size_t> chunkBytes;  // LOOM_CHUNK_SIZE: executor slice, instead of the tuner's
-  int channels = 1;                  // LOOM_NCHANNELS (the host executor runs one; see tuner.md)
+  /// LOOM_NCHANNELS: link sets to network peers (host path) and blocks per
+  /// rank (device walk); unset: chosen (comm_init.cc, device_walk_placement.cc).
+  std::optional<int> channels;
+  size_t channelMinBytes = 0;  // LOOM_CHANNEL_MIN: smallest all-reduce piece per channel
   /// LOOM_CUDA_SLOT_BYTES: payload of one bulk message of the plan-walking
   /// kernel (a multiple of 16).
   size_t cudaSlotBytes = size_t{256} << 10;

@@ -181,7 +181,7 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const RankDevices& wher
     // A peer that reaches this rank but not the other way round still talks
     // through the boxes; its mapping stays open but unused until destruction.
     state->peers.forget(p);
-    if (static_cast<size_t>(p) >= comm.linkPtrs.size() || comm.linkPtrs[p] == nullptr) {
+    if (static_cast<size_t>(p) >= comm.links.size() || comm.links[p] == nullptr) {
       raise(ErrorCode::InternalError, "rank {} is reached through the proxy but has no link", p);
     }
   }
@@ -214,7 +214,7 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const RankDevices& wher
     }
     std::vector<Link*> links(static_cast<size_t>(comm.nranks), nullptr);
     for (int p = 0; p < comm.nranks; ++p) {
-      if (state->proxied[p] != 0) links[p] = comm.linkPtrs[p];
+      if (state->proxied[p] != 0) links[p] = comm.links[p].get();
     }
     state->proxy = std::make_unique<WalkProxyRunner>(
         std::make_unique<walk::WalkProxy>(layout, links, state->outbox, state->inbox),

@@ -94,8 +94,8 @@ int32_t residentWalkBlocks() {
 
 uint32_t walkChannels(const Comm& comm, const RankDevices& where,
                       const std::vector<int32_t>& resident, size_t channelBytes) {
-  const bool asked = comm.config.channels > 1;
-  const uint32_t wanted = asked ? static_cast<uint32_t>(comm.config.channels)
+  const bool asked = comm.config.channels.has_value();
+  const uint32_t wanted = asked ? static_cast<uint32_t>(*comm.config.channels)
                                 : static_cast<uint32_t>(std::clamp<size_t>(
                                       kDefaultArenaBudget / channelBytes, 1, kDefaultWalkChannels));
   uint32_t fit = wanted;

@@ -19,8 +19,10 @@ std::vector<std::unique_ptr<Link>> tcpLinks(Comm& comm, const std::vector<int>& 
                                             Deadline deadline) {
   std::vector<std::string> addresses;
   for (const auto& p : comm.peers) addresses.push_back(p.tcpAddress);
-  return connectTcpLinks(*comm.tcpListener, comm.rank, peers, addresses, comm.id.tag(),
-                         comm.config.tcp, deadline, &comm.aborted);
+  TcpConfig config = comm.config.tcp;
+  config.channels = comm.networkChannels;
+  return connectTcpLinks(*comm.tcpListener, comm.rank, peers, addresses, comm.id.tag(), config,
+                         deadline, &comm.aborted);
 }
 
 /// Every rank says whether it can; all must, or none uses it.
@@ -49,6 +51,7 @@ std::vector<std::unique_ptr<Link>> ucxLinks(Comm& comm, const std::vector<int>& 
   UcxConfig config;
   config.slotBytes = comm.config.tcp.slotBytes;
   config.slots = comm.config.tcp.slots;
+  config.channels = comm.networkChannels;
   return connectUcxLinks(*comm.ucxWorker, comm.rank, peers, addresses, comm.id.tag(), config,
                          deadline, &comm.aborted);
 }
@@ -63,8 +66,17 @@ std::vector<std::unique_ptr<Link>> ibvLinks(Comm& comm, const std::vector<int>& 
   const IbvExchange exchange = [&](const std::string& mine) {
     return comm.bootstrap->allGather(mine, deadline);
   };
-  return connectIbvLinks(comm.rank, peers, comm.id.tag(), config, exchange, deadline,
-                         &comm.aborted);
+  // A queue pair fills its port alone: more channels only when asked for.
+  if (!comm.config.channels) comm.networkChannels = 1;
+  std::vector<std::unique_ptr<Link>> links;
+  for (int channel = 0; channel < comm.networkChannels; ++channel) {
+    // Each set is collective (its exchange is an all-gather), so ranks build them in step.
+    for (auto& link : connectIbvLinks(comm.rank, peers, comm.id.tag(), config, exchange, deadline,
+                                      &comm.aborted)) {
+      links.push_back(std::move(link));
+    }
+  }
+  return links;
 }
 
 bool hasActiveRdmaPort() {

@@ -15,8 +15,10 @@ namespace loom {
 
 /// Connects links to `remotePeers` (ranks on other hosts). Collective: every
 /// rank of the communicator calls it, with the same LOOM_NET (the config
-/// signature guarantees that), even with no remote peers. Returns links in the
-/// order of remotePeers. Throws InvalidUsage naming the ranks that cannot use
+/// signature guarantees that), even with no remote peers. Returns
+/// comm.networkChannels links per peer, channel-major (link c * P + i is channel
+/// c's link to remotePeers[i]); over ibverbs it lowers comm.networkChannels to
+/// 1 unless LOOM_NCHANNELS asks for more. Throws InvalidUsage naming the ranks that cannot use
 /// an explicitly requested network.
 std::vector<std::unique_ptr<Link>> connectNetworkLinks(::loomComm& comm,
                                                        const std::vector<int>& remotePeers,

@@ -56,6 +56,7 @@ void runHostOperations(Comm& comm, std::span<const Operation> ops);
 struct AlgorithmChoice {
   Algorithm algorithm = Algorithm::Ring;
   size_t sliceBytes = 0;  ///< executor slice: the same on every rank
+  int channels = 1;       ///< link sets an all-reduce spreads over (PlanRequest::channels)
 };
 
 /// Algorithm and slice for a collective of `bytes` bytes: LOOM_ALGO, else the

@@ -102,7 +102,7 @@ void runDirect(Comm& comm, const Operation& op, Waiter& waiter) {
 // phases never mix on a FIFO.
 void runPlans(Comm& comm, const Operation& op, std::span<const RankPlan* const> plans,
               size_t sliceBytes, Waiter& waiter) {
-  StepExecutor executor(comm.linkPtrs, sliceBytes, waiter);
+  StepExecutor executor(comm.channelLinks, sliceBytes, waiter);
   const CountSent<StepExecutor> count{comm, executor};
   std::vector<char> scratch;
   for (const RankPlan* plan : plans) {
@@ -128,9 +128,10 @@ void runCollective(Comm& comm, const Operation& op) {
   const AlgorithmChoice choice = chooseAlgorithm(comm, op.collective, messageBytes(comm, op));
   const Algorithm algorithm = choice.algorithm;
   if (logLevel() >= LogLevel::Info &&
-      comm.announcedChoices.insert({op.collective, algorithm}).second) {
-    LOOM_INFO("rank {}: {} of {} B runs {} (first call with this algorithm)", comm.rank,
-              toString(op.collective), messageBytes(comm, op), toString(algorithm));
+      comm.announcedChoices.insert({op.collective, algorithm, choice.channels}).second) {
+    LOOM_INFO("rank {}: {} of {} B runs {} on {} channel(s) (first call with this choice)",
+              comm.rank, toString(op.collective), messageBytes(comm, op), toString(algorithm),
+              choice.channels);
   }
   OperationLabel label;
   label.collective = op.collective;
@@ -144,7 +145,7 @@ void runCollective(Comm& comm, const Operation& op) {
     return;
   }
   if (algorithm == Algorithm::Hierarchical || algorithm == Algorithm::HostTree) {
-    const auto phases = comm.phasedPlan(algorithm, op.count, isInPlace(comm, op));
+    const auto phases = comm.phasedPlan(algorithm, op.count, isInPlace(comm, op), choice.channels);
     std::vector<const RankPlan*> plans;
     for (const RankPlan& phase : *phases) plans.push_back(&phase);
     runPlans(comm, op, plans, choice.sliceBytes, waiter);
@@ -158,6 +159,7 @@ void runCollective(Comm& comm, const Operation& op) {
   req.root = op.root;
   req.count = op.count;
   req.inPlace = isInPlace(comm, op);
+  req.channels = choice.channels;
   const auto plan = comm.plan(req);
   const RankPlan* one = plan.get();
   runPlans(comm, op, {&one, 1}, choice.sliceBytes, waiter);
@@ -227,7 +229,7 @@ void runPointToPoint(Comm& comm, std::span<const Operation* const> ops) {
     label.group = true;
     label.count = jobs.size();
     Waiter waiter(comm.waitPolicy, label);
-    StepExecutor executor(comm.linkPtrs, comm.config.sliceBytes(), waiter);
+    StepExecutor executor(comm.channelLinks, comm.config.sliceBytes(), waiter);
     const CountSent<StepExecutor> count{comm, executor};
     executor.run(jobs);
   }

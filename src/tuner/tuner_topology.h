@@ -43,6 +43,11 @@ struct TunerTopology {
   /// Messages a link holds before its sender must wait (the transports'
   /// slots per peer, LOOM_SHM_SLOTS / LOOM_TCP_SLOTS).
   size_t linkSlots = 4;
+  /// The slowest host's network, GB/s, and what one connection of the
+  /// transport carries (0: unlimited): how many channels fill the network
+  /// (network_channels.h). 0 on one host.
+  double networkGBps = 0.0;
+  double connectionGBps = 0.0;
   /// Set when the ranks sit on two or more hosts with the same number (at
   /// least two) on each: what the hierarchical all-reduce runs on.
   std::optional<Hierarchy> hierarchy;

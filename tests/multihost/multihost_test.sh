@@ -101,6 +101,26 @@ if ! grep -q "Hierarchical" "$work/2x2-hierarchical.0"; then
   echo "FAIL: LOOM_ALGO=hierarchical did not run the hierarchical algorithm (no log line)"
   failed=1
 fi
+# Channels: the ring all-reduce over 3 link sets per peer on 4 hosts x 1 rank,
+# and the hierarchical one's cross-host phase over 2, every dtype and op, with
+# pieces of any size (LOOM_CHANNEL_MIN=1) so small counts leave channels empty.
+RUN_ENV="LOOM_ALGO=ring LOOM_NCHANNELS=3 LOOM_CHANNEL_MIN=1" run "4x1-channels" 0 1 2 3 -- \
+  allreduce -b 4 -e 1M -f 64 -c 1 -n 1 -w 0 -d all -o all || failed=1
+RUN_ENV="LOOM_ALGO=hierarchical LOOM_NCHANNELS=2 LOOM_CHANNEL_MIN=1" \
+  run "2x2-hierarchical-channels" 0 1 0 1 -- allreduce -b 4 -e 4M -f 32 -c 1 -n 2 -w 1 || failed=1
+if ldd "$perf" | grep -q libucp; then
+  RUN_ENV="LOOM_NET=ucx LOOM_ALGO=ring LOOM_NCHANNELS=3 LOOM_CHANNEL_MIN=1" \
+    run "4x1-ucx-channels" 0 1 2 3 -- allreduce -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 || failed=1
+  label_ucx=4x1-ucx-channels
+fi
+for label in 4x1-channels 2x2-hierarchical-channels ${label_ucx:-}; do
+  want=3
+  [[ $label == 2x2-hierarchical-channels ]] && want=2
+  if ! grep -qE "runs (Ring|Hierarchical) on $want channel" "$work/$label.0"; then
+    echo "FAIL $label: no all-reduce ran on $want channels (no log line)"
+    failed=1
+  fi
+done
 # A compressed all-reduce across hosts (lossy: no value check, must complete).
 run "2x2-int8" 0 1 0 1 -- allreduce -b 1K -e 1M -f 32 -c 0 -n 2 -w 1 --compress int8 || failed=1
 

@@ -29,6 +29,10 @@ enum class Variant {
   /// The same threshold without cross-memory attach (the default): processes
   /// use the arena (threads of one process still read in place).
   SingleCopyNoCma,
+  /// Three link sets per peer (tcp), pieces of any size, small slots: the
+  /// ring all-reduce runs as three independent rings, every other collective
+  /// on channel 0 beside them.
+  Channels,
 };
 
 struct Config {
@@ -54,6 +58,8 @@ std::string variantName(Variant v) {
       return "_singlecopy";
     case Variant::SingleCopyNoCma:
       return "_singlecopy_nocma";
+    case Variant::Channels:
+      return "_channels";
   }
   return "";
 }
@@ -75,6 +81,11 @@ std::vector<std::pair<std::string, std::string>> variantEnv(Variant v) {
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_CMA", "1"}};
     case Variant::SingleCopyNoCma:
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_CMA", "0"}};
+    case Variant::Channels:
+      return {{"LOOM_ALGO", "ring"},
+              {"LOOM_NCHANNELS", "3"},
+              {"LOOM_CHANNEL_MIN", "1"},
+              {"LOOM_TCP_SLOT_BYTES", "4K"}};
   }
   return {};
 }
@@ -215,6 +226,23 @@ INSTANTIATE_TEST_SUITE_P(SingleCopyProcesses, Collectives,
 INSTANTIATE_TEST_SUITE_P(SingleCopyNoCma, Collectives,
                          testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {3},
                                                    kDirectCapable, Variant::SingleCopyNoCma,
+                                                   Scope::Reduced)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(ChannelsTcp, Collectives,
+                         testing::ValuesIn(configs(Launch::Threads, Transport::Tcp, {2, 3, 5},
+                                                   {Coll::AllReduce}, Variant::Channels,
+                                                   Scope::Full)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(ChannelsBeside, Collectives,
+                         testing::ValuesIn(configs(Launch::Threads, Transport::Tcp, {3}, kAll,
+                                                   Variant::Channels, Scope::Reduced)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(ChannelsProcesses, Collectives,
+                         testing::ValuesIn(configs(Launch::Processes, Transport::Tcp, {3},
+                                                   {Coll::AllReduce}, Variant::Channels,
                                                    Scope::Reduced)),
                          configName);
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -79,6 +80,37 @@ inline void exchange(int me, Links& links, int count, size_t slotBytes,
     if (done) return;
     ASSERT_FALSE(deadline.expired()) << "rank " << me << " stuck";
     if (!moved) waitIdle(links);
+  }
+}
+
+/// Channels of one peer pair are separate FIFOs: `sender[c]` and
+/// `receiver[c]` are the two ends of channel c. The sender posts one message
+/// per channel, the last channel first, each 100 + c bytes of value c; the
+/// receiver takes channel 0's first. A message that strays into another
+/// channel's FIFO shows as a wrong size (RemoteError) or wrong bytes.
+inline void channelsStayApart(Links& sender, Links& receiver,
+                              std::chrono::seconds limit = std::chrono::seconds(10)) {
+  ASSERT_EQ(sender.size(), receiver.size());
+  const auto channels = static_cast<int>(sender.size());
+  for (int c = channels - 1; c >= 0; --c) {
+    const size_t bytes = 100 + static_cast<size_t>(c);
+    auto* slot = static_cast<uint8_t*>(sender[c]->trySendSlot(bytes));
+    ASSERT_NE(slot, nullptr);
+    std::memset(slot, c, bytes);
+    sender[c]->commitSend(bytes);
+  }
+  const Deadline deadline = Deadline::after(limit);
+  for (int c = 0; c < channels; ++c) {
+    const size_t bytes = 100 + static_cast<size_t>(c);
+    const uint8_t* data = nullptr;
+    while ((data = static_cast<const uint8_t*>(receiver[c]->tryRecv(bytes))) == nullptr) {
+      ASSERT_FALSE(deadline.expired()) << "channel " << c << " never delivered";
+      for (auto& l : sender) l->progress();
+      for (auto& l : receiver) l->progress();
+      waitIdle(receiver);
+    }
+    for (size_t b = 0; b < bytes; ++b) ASSERT_EQ(data[b], c) << "channel " << c << " byte " << b;
+    receiver[c]->releaseRecv();
   }
 }
 

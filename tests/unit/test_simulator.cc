@@ -88,10 +88,10 @@ Inputs expectedOutputs(const SimCollective& call, const Inputs& in, ReduceOp op)
 
 std::string describe(const SimCollective& call, const SimOptions& o) {
   return fmt::format(
-      "{} {} nranks={} count={} root={} inPlace={} alias={} slice={} depth={} "
+      "{} {} nranks={} count={} root={} inPlace={} channels={} alias={} slice={} depth={} "
       "order={}",
       toString(call.algorithm), toString(call.collective), call.nranks, call.count, call.root,
-      call.inPlace, o.aliasInPlace, o.sliceElements, o.fifoDepth,
+      call.inPlace, call.channels, o.aliasInPlace, o.sliceElements, o.fifoDepth,
       o.streamOrder == SimStreamOrder::Merged ? "merged" : "independent");
 }
 
@@ -305,6 +305,84 @@ TEST(Simulator, RingAllReduceTraffic) {
     // One step per round, never waiting: the ring is perfectly in step.
     EXPECT_EQ(result.stats.rounds, static_cast<size_t>(2 * n - 1));
   }
+}
+
+// Channels: the ring all-reduce cut into pieces, each on its own link set,
+// run as the executor runs them (one cursor and one FIFO per channel) and
+// with every stream independent. Counts below the channel count leave
+// channels empty; slices of 1 and 7 elements and one larger than any step.
+TEST(ChannelSim, RingAllReduceMatchesReference) {
+  for (int channels : {2, 3, 8}) {
+    for (int n : {1, 2, 3, 5, 8}) {
+      for (size_t count : {size_t{0}, size_t{1}, size_t(channels - 1), size_t{97}, size_t{1000}}) {
+        for (int mode = 0; mode < 3; ++mode) {
+          for (size_t slice : {size_t{1}, size_t{7}, size_t{1} << 16}) {
+            for (SimStreamOrder order : {SimStreamOrder::Merged, SimStreamOrder::Independent}) {
+              SimCollective call{Collective::AllReduce, Algorithm::Ring, n, count, 0, mode > 0};
+              call.channels = channels;
+              SimOptions options;
+              options.sliceElements = slice;
+              options.aliasInPlace = mode == 1;
+              options.streamOrder = order;
+              if (!runAndCheck(call, options)) return;
+            }
+          }
+        }
+      }
+      for (ReduceOp op : {ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
+        SimCollective call{Collective::AllReduce, Algorithm::Ring, n, 97, 0, false};
+        call.channels = channels;
+        SimOptions options;
+        options.op = op;
+        options.sliceElements = 7;
+        if (!runAndCheck(call, options, mixedValue)) return;
+      }
+    }
+  }
+}
+
+// Each channel carries its own piece: the same bytes in total as one ring,
+// spread evenly, and every step of a stream names one channel.
+TEST(ChannelSim, PiecesSplitTheTraffic) {
+  const int n = 4;
+  const size_t count = 1200;
+  PlanRequest req;
+  req.nranks = n;
+  req.count = count;
+  for (int channels : {1, 2, 3}) {
+    req.channels = channels;
+    std::vector<size_t> perChannel(static_cast<size_t>(channels), 0);
+    for (int r = 0; r < n; ++r) {
+      req.rank = r;
+      for (const auto& stream : makePlan(req).streams) {
+        for (const Step& s : stream) {
+          EXPECT_EQ(s.channel, stream.front().channel) << toString(s);
+          if (stepSends(s.kind)) perChannel[s.channel] += s.count;
+        }
+      }
+    }
+    for (int k = 0; k < channels; ++k) {
+      EXPECT_EQ(perChannel[static_cast<size_t>(k)], 2 * (n - 1) * (count / channels))
+          << channels << " channels, channel " << k;
+    }
+  }
+}
+
+TEST(ChannelSim, RefusesWhatItCannotSplit) {
+  PlanRequest req;
+  req.nranks = 3;
+  req.count = 10;
+  req.channels = 2;
+  req.collective = Collective::AllGather;
+  EXPECT_THROW(makePlan(req), Error);
+  req.collective = Collective::AllReduce;
+  req.algorithm = Algorithm::Tree;
+  EXPECT_THROW(makePlan(req), Error);
+  req.algorithm = Algorithm::Ring;
+  req.channels = 0;
+  EXPECT_THROW(makePlan(req), Error);
+  req.channels = kMaxPlanChannels + 1;
+  EXPECT_THROW(makePlan(req), Error);
 }
 
 TEST(Simulator, SlicesPipelineAChain) {
@@ -545,6 +623,33 @@ TEST(HierarchicalSim, LargeCount) {
     options.hosts = seat(3, 2, Seating::Interleaved, rng);
     options.sliceElements = size_t{1} << 16;
     if (!runAndCheck(call, options)) return;
+  }
+}
+
+// The hierarchical all-reduce with its cross-host phase on several channels.
+TEST(ChannelSim, HierarchicalMatchesReference) {
+  std::mt19937 rng(31);
+  for (int channels : {2, 3}) {
+    for (int hosts : {2, 3}) {
+      for (int perHost : {2, 3}) {
+        const HostGroups groups = seat(hosts, perHost, Seating::Shuffled, rng);
+        const int n = hosts * perHost;
+        for (size_t count : {size_t{0}, size_t{1}, size_t(n + 1), size_t{97}}) {
+          for (int mode = 0; mode < 3; ++mode) {
+            for (size_t slice : {size_t{1}, size_t{7}}) {
+              SimCollective call{Collective::AllReduce, Algorithm::Hierarchical, n, count, 0,
+                                 mode > 0};
+              call.channels = channels;
+              SimOptions options;
+              options.hosts = groups;
+              options.sliceElements = slice;
+              options.aliasInPlace = mode == 1;
+              if (!runAndCheck(call, options)) return;
+            }
+          }
+        }
+      }
+    }
   }
 }
 

@@ -22,6 +22,7 @@ using link_traffic::waitIdle;
 struct Shape {
   int nranks;
   int sockets;
+  int channels = 1;
 };
 
 class TcpExchange : public ::testing::TestWithParam<Shape> {};
@@ -31,18 +32,32 @@ TEST_P(TcpExchange, ManyMessagesBothDirections) {
   config.slotBytes = 256 * 1024;
   config.slots = 4;
   config.socketsPerPeer = GetParam().sockets;
+  config.channels = GetParam().channels;
   const int nranks = GetParam().nranks;
   auto links = connectAll(nranks, config, std::vector<uint64_t>(nranks, 0xabc));
   std::vector<std::thread> threads;
   for (int r = 0; r < nranks; ++r) {
-    ASSERT_EQ(links[r].size(), static_cast<size_t>(nranks - 1));
+    ASSERT_EQ(links[r].size(), static_cast<size_t>((nranks - 1) * config.channels));
     threads.emplace_back([&, r] { exchange(r, links[r], 40, config.slotBytes); });
   }
   for (auto& t : threads) t.join();
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TcpExchange,
-                         ::testing::Values(Shape{2, 1}, Shape{2, 3}, Shape{4, 1}, Shape{4, 2}));
+                         ::testing::Values(Shape{2, 1}, Shape{2, 3}, Shape{4, 1}, Shape{4, 2},
+                                           Shape{2, 2, 3}, Shape{3, 1, 2}));
+
+// Channel c of rank 0 meets channel c of rank 1, and no other.
+TEST(TcpLink, ChannelsAreSeparateFifos) {
+  for (int sockets : {1, 2}) {
+    TcpConfig config;
+    config.socketsPerPeer = sockets;
+    config.channels = 4;
+    auto links = connectAll(2, config, {5, 5});
+    link_traffic::channelsStayApart(links[0], links[1]);
+    link_traffic::channelsStayApart(links[1], links[0]);
+  }
+}
 
 // Both ranks commit a full FIFO of large messages and wait until their sends
 // drain before receiving anything. 24 MiB per direction is more than the
@@ -161,6 +176,13 @@ TEST(TcpLink, InvalidPeersAndConfigRejected) {
   EXPECT_THROW(
       connectTcpLinks(listener, 0, {2}, addresses, 1, config, Deadline::after(1s), nullptr), Error);
   config.slots = 0;
+  EXPECT_THROW(
+      connectTcpLinks(listener, 0, {1}, addresses, 1, config, Deadline::after(1s), nullptr), Error);
+  config = TcpConfig{};
+  config.channels = 0;
+  EXPECT_THROW(
+      connectTcpLinks(listener, 0, {1}, addresses, 1, config, Deadline::after(1s), nullptr), Error);
+  config.channels = 33;  // x 2 sockets: more than 64 per peer
   EXPECT_THROW(
       connectTcpLinks(listener, 0, {1}, addresses, 1, config, Deadline::after(1s), nullptr), Error);
 }

@@ -129,6 +129,31 @@ TEST_P(UcxLinkExchange, ManyMessagesBothDirections) {
 
 INSTANTIATE_TEST_SUITE_P(UcxLink, UcxLinkExchange, ::testing::Values(2, 3, 4));
 
+// Links of several channels share each peer's endpoint: every channel carries
+// its own traffic, and channel c of one rank meets channel c of the other.
+TEST(UcxLink, ChannelsAreSeparateFifos) {
+  UcxConfig config;
+  config.slotBytes = 256 * 1024;
+  config.channels = 3;
+  World w = connectAll(2, config);
+  ASSERT_EQ(w.links[0].size(), 3u);
+  link_traffic::channelsStayApart(w.links[0], w.links[1]);
+  link_traffic::channelsStayApart(w.links[1], w.links[0]);
+  World three = connectAll(3, config);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_EQ(three.links[r].size(), 6u);
+    threads.emplace_back([&, r] {
+      try {
+        exchange(r, three.links[r], 20, config.slotBytes);
+      } catch (const Error& e) {
+        ADD_FAILURE() << "rank " << r << ": " << e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
 TEST(UcxLink, AddressIsHex) {
   UcxWorker worker;
   const std::string& address = worker.address();
@@ -397,6 +422,11 @@ TEST(UcxLink, InvalidPeersAndConfigRejected) {
   EXPECT_THROW(connectTo({1, 1}, addresses), Error);  // repeated
   EXPECT_THROW(connectTo({1}, {worker.address(), "not hex"}), Error);
   EXPECT_THROW(connectTo({1}, {"00", worker.address()}), Error);  // not my address
+  config.channels = 0;
+  EXPECT_THROW(connectTo({1}, addresses), Error);
+  config.channels = 65;
+  EXPECT_THROW(connectTo({1}, addresses), Error);
+  config.channels = 1;
   config.slots = 0;
   EXPECT_THROW(connectTo({1}, addresses), Error);
 }

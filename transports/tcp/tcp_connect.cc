@@ -34,20 +34,25 @@ struct Accepted {
 void validate(int myRank, const std::vector<int>& peers, size_t worldSize,
               const TcpConfig& config) {
   if (config.slots < 1 || config.slotBytes < 1 || config.slotBytes > (1u << 30) ||
-      config.socketsPerPeer < 1 || config.socketsPerPeer > 64) {
+      config.socketsPerPeer < 1 || config.socketsPerPeer > 64 || config.channels < 1 ||
+      config.channels * config.socketsPerPeer > 64) {
     raise(ErrorCode::InvalidArgument,
           "tcp config out of range: slots={} (>= 1), slotBytes={} (1..1 GiB), socketsPerPeer={} "
-          "(1..64)",
-          config.slots, config.slotBytes, config.socketsPerPeer);
+          "x channels={} (at most 64 sockets per peer)",
+          config.slots, config.slotBytes, config.socketsPerPeer, config.channels);
   }
   checkPeerList("tcp", myRank, peers, worldSize);
+}
+
+size_t socketsPerPeer(const TcpConfig& config) {
+  return static_cast<size_t>(config.socketsPerPeer) * static_cast<size_t>(config.channels);
 }
 
 // Phase 2: accepts until every expected (rank, socket) pair has said hello.
 void acceptLowerPeers(TcpListener& listener, int myRank, uint64_t commTag, const TcpConfig& config,
                       std::map<int, std::vector<Socket>>& lower, Deadline deadline,
                       const std::atomic<bool>* abortFlag) {
-  const auto sockets = static_cast<size_t>(config.socketsPerPeer);
+  const size_t sockets = socketsPerPeer(config);
   auto missing = [&] {
     std::vector<int> ranks;
     for (const auto& [rank, socks] : lower) {
@@ -99,11 +104,14 @@ void acceptLowerPeers(TcpListener& listener, int myRank, uint64_t commTag, const
         why = fmt::format("communicator tag {:016x}, expected {:016x}", hello.commTag, commTag);
       } else if (lower.count(static_cast<int>(hello.rank)) == 0 || hello.rank > 1u << 30) {
         why = fmt::format("rank {} is not a lower peer of rank {}", hello.rank, myRank);
-      } else if (hello.socketsPerPeer != sockets || hello.socketIndex >= sockets ||
+      } else if (hello.socketsPerLink != config.socketsPerPeer ||
+                 hello.channels != config.channels || hello.socketIndex >= sockets ||
                  hello.slotBytes != config.slotBytes) {
-        why = fmt::format("socket {} of {} with {} byte slots; expected {} sockets, {} byte slots",
-                          hello.socketIndex, hello.socketsPerPeer, hello.slotBytes, sockets,
-                          config.slotBytes);
+        why = fmt::format(
+            "socket {} of {} channel(s) x {} with {} byte slots; expected {} channel(s) x {}, {} "
+            "byte slots",
+            hello.socketIndex, hello.channels, hello.socketsPerLink, hello.slotBytes,
+            config.channels, config.socketsPerPeer, config.slotBytes);
       } else if (lower[hello.rank][hello.socketIndex].valid()) {
         why = fmt::format("rank {} socket {} connected twice", hello.rank, hello.socketIndex);
       }
@@ -131,7 +139,7 @@ std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int my
                                                    Deadline deadline,
                                                    const std::atomic<bool>* abortFlag) {
   validate(myRank, peers, peerAddresses.size(), config);
-  const auto sockets = static_cast<size_t>(config.socketsPerPeer);
+  const size_t sockets = socketsPerPeer(config);
   std::map<int, std::vector<Socket>> higher;
   std::map<int, std::vector<Socket>> lower;
   for (int p : peers) (p > myRank ? higher : lower)[p].resize(sockets);
@@ -142,8 +150,12 @@ std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int my
     for (size_t s = 0; s < sockets; ++s) {
       socks[s] = connectWithRetry(address, deadline, abortFlag);
       uint8_t hello[tcp::Hello::kBytes];
-      tcp::Hello{commTag, static_cast<uint32_t>(myRank), static_cast<uint32_t>(s),
-                 static_cast<uint32_t>(sockets), static_cast<uint32_t>(config.slotBytes)}
+      tcp::Hello{commTag,
+                 static_cast<uint32_t>(myRank),
+                 static_cast<uint32_t>(s),
+                 static_cast<uint16_t>(config.socketsPerPeer),
+                 static_cast<uint16_t>(config.channels),
+                 static_cast<uint32_t>(config.slotBytes)}
           .encode(hello);
       sendAll(socks[s].fd(), hello, sizeof(hello), deadline, abortFlag,
               fmt::format("rank {} at {}", p, peerAddresses[p]));
@@ -174,12 +186,18 @@ std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int my
   }
 
   std::vector<std::unique_ptr<Link>> links;
-  links.reserve(peers.size());
-  for (int p : peers) {
-    auto& socks = p > myRank ? higher[p] : lower[p];
-    links.push_back(std::make_unique<TcpLink>(p, std::move(socks), config));
+  const auto perLink = static_cast<size_t>(config.socketsPerPeer);
+  links.reserve(peers.size() * static_cast<size_t>(config.channels));
+  for (size_t channel = 0; channel < static_cast<size_t>(config.channels); ++channel) {
+    for (int p : peers) {
+      auto& socks = p > myRank ? higher[p] : lower[p];
+      std::vector<Socket> mine;
+      for (size_t s = 0; s < perLink; ++s) mine.push_back(std::move(socks[channel * perLink + s]));
+      links.push_back(std::make_unique<TcpLink>(p, std::move(mine), config));
+    }
   }
-  LOOM_INFO("tcp: rank {} connected {} links ({} sockets each)", myRank, links.size(), sockets);
+  LOOM_INFO("tcp: rank {} connected {} links ({} channel(s), {} sockets each)", myRank,
+            links.size(), config.channels, perLink);
   return links;
 }
 

@@ -15,7 +15,8 @@ namespace loom {
 struct TcpConfig {
   size_t slotBytes = size_t{512} << 10;  // largest message
   int slots = 4;                         // messages in flight per direction
-  int socketsPerPeer = 2;                // large messages are striped over these
+  int socketsPerPeer = 2;                // sockets per link: large messages are striped over them
+  int channels = 1;                      // links per peer, each with its own sockets
 };
 
 /// A listening socket whose address ranks publish in their peer info.
@@ -40,7 +41,8 @@ class TcpListener {
 /// Connects a link to every rank in `peers`. Every rank of the set calls this
 /// with the same `commTag`; for each pair the lower rank connects and the higher
 /// accepts, and a handshake carries (commTag, rank) so strays are refused.
-/// `peerAddresses` is indexed by rank. Returns links in the order of `peers`.
+/// `peerAddresses` is indexed by rank. Returns config.channels links per peer,
+/// channel-major: link c * peers.size() + i is channel c's link to peers[i].
 std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int myRank,
                                                    const std::vector<int>& peers,
                                                    const std::vector<std::string>& peerAddresses,

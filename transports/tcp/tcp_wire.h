@@ -15,14 +15,17 @@ using wire::getU64;
 using wire::putU32;
 using wire::putU64;
 
-/// Connector -> acceptor, on every socket of a link.
+/// Connector -> acceptor, on every socket to a peer. A peer pair has
+/// `channels` links of `socketsPerLink` sockets each; socketIndex counts them
+/// all, channel by channel.
 struct Hello {
-  static constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'T', 'C', 'P', '1'};
+  static constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'T', 'C', 'P', '2'};
   static constexpr size_t kBytes = 32;
   uint64_t commTag = 0;
   uint32_t rank = 0;
   uint32_t socketIndex = 0;
-  uint32_t socketsPerPeer = 0;
+  uint16_t socketsPerLink = 0;
+  uint16_t channels = 0;
   uint32_t slotBytes = 0;
 
   void encode(uint8_t* out) const {
@@ -30,7 +33,7 @@ struct Hello {
     putU64(out + 8, commTag);
     putU32(out + 16, rank);
     putU32(out + 20, socketIndex);
-    putU32(out + 24, socketsPerPeer);
+    putU32(out + 24, static_cast<uint32_t>(channels) << 16 | socketsPerLink);
     putU32(out + 28, slotBytes);
   }
   /// False if the magic is wrong.
@@ -39,7 +42,9 @@ struct Hello {
     commTag = getU64(in + 8);
     rank = getU32(in + 16);
     socketIndex = getU32(in + 20);
-    socketsPerPeer = getU32(in + 24);
+    const uint32_t shape = getU32(in + 24);
+    socketsPerLink = static_cast<uint16_t>(shape & 0xffff);
+    channels = static_cast<uint16_t>(shape >> 16);
     slotBytes = getU32(in + 28);
     return true;
   }

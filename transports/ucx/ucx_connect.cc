@@ -39,10 +39,12 @@ constexpr size_t kStraysReported = 4;
 void validate(int myRank, const std::vector<int>& peers, size_t worldSize,
               const UcxConfig& config) {
   if (config.slots < 1 || config.slots > 4096 || config.slotBytes < 1 ||
-      config.slotBytes > (size_t{1} << 30)) {
+      config.slotBytes > (size_t{1} << 30) || config.channels < 1 ||
+      config.channels > ucx::kMaxChannels) {
     raise(ErrorCode::InvalidArgument,
-          "ucx config out of range: slots={} (1..4096), slotBytes={} (1..1 GiB)", config.slots,
-          config.slotBytes);
+          "ucx config out of range: slots={} (1..4096), slotBytes={} (1..1 GiB), channels={} "
+          "(1..{})",
+          config.slots, config.slotBytes, config.channels, ucx::kMaxChannels);
   }
   checkPeerList("ucx", myRank, peers, worldSize);
 }
@@ -283,13 +285,18 @@ std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, int myRank
     }
     worker.state_->wait(deadline.remaining(kWaitSlice));
   }
+  std::vector<std::shared_ptr<ucx::Endpoint>> endpoints;
+  for (int p : peers) endpoints.push_back(handshake.take(p));
   std::vector<std::unique_ptr<Link>> links;
-  links.reserve(peers.size());
-  for (int p : peers) {
-    links.push_back(
-        std::make_unique<UcxLink>(worker.state_, handshake.take(p), commTag, myRank, config));
+  links.reserve(peers.size() * static_cast<size_t>(config.channels));
+  for (int channel = 0; channel < config.channels; ++channel) {
+    for (const auto& endpoint : endpoints) {
+      links.push_back(
+          std::make_unique<UcxLink>(worker.state_, endpoint, commTag, myRank, channel, config));
+    }
   }
-  LOOM_INFO("ucx: rank {} connected {} links", myRank, links.size());
+  LOOM_INFO("ucx: rank {} connected {} links ({} channel(s))", myRank, links.size(),
+            config.channels);
   return links;
 }
 

@@ -5,12 +5,12 @@
 
 namespace loom {
 
-UcxLink::UcxLink(std::shared_ptr<ucx::WorkerState> worker, std::unique_ptr<ucx::Endpoint> endpoint,
-                 uint64_t commTag, int myRank, const UcxConfig& config)
+UcxLink::UcxLink(std::shared_ptr<ucx::WorkerState> worker, std::shared_ptr<ucx::Endpoint> endpoint,
+                 uint64_t commTag, int myRank, int channel, const UcxConfig& config)
     : worker_(std::move(worker)),
       endpoint_(std::move(endpoint)),
-      sendTag_(ucx::dataTag(commTag, myRank)),
-      recvTag_(ucx::dataTag(commTag, endpoint_->peer())),
+      sendTag_(ucx::dataTag(commTag, myRank, channel)),
+      recvTag_(ucx::dataTag(commTag, endpoint_->peer(), channel)),
       slotBytes_(config.slotBytes),
       slots_(static_cast<uint64_t>(config.slots)),
       buffers_(std::make_unique<Buffers>()),
@@ -39,7 +39,8 @@ UcxLink::~UcxLink() {
     requests.push_back(r.request);
   }
   for (void* request : sendRequests_) requests.push_back(request);
-  // Closing the endpoint first completes the sends (with an error if still in flight).
+  // Closing the endpoint (with the peer's last link) completes the sends, with
+  // an error if still in flight.
   endpoint_.reset();
   worker_->retire(std::move(requests), std::shared_ptr<Buffers>(std::move(buffers_)));
 }

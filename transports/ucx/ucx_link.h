@@ -19,6 +19,9 @@
 // The one gap: UCX's tcp transport may keep the tail of a small message in
 // its own buffer while the socket is full, and sends it at our next progress.
 //
+// Channels: a peer's links of several channels share one endpoint and differ
+// in their tags; the endpoint closes with the last of them.
+//
 // Failure: when UCX reports the peer unreachable, the link raises
 // RemoteError as soon as it needs the peer (a message not yet arrived, a send
 // outstanding, a new send); messages that arrived before are still
@@ -39,9 +42,10 @@ namespace loom {
 
 class UcxLink final : public Link {
  public:
-  /// Takes a handshaken endpoint; posts the receives.
-  UcxLink(std::shared_ptr<ucx::WorkerState> worker, std::unique_ptr<ucx::Endpoint> endpoint,
-          uint64_t commTag, int myRank, const UcxConfig& config);
+  /// Shares a handshaken endpoint with the peer's links of other channels;
+  /// posts the receives.
+  UcxLink(std::shared_ptr<ucx::WorkerState> worker, std::shared_ptr<ucx::Endpoint> endpoint,
+          uint64_t commTag, int myRank, int channel, const UcxConfig& config);
   ~UcxLink() override;
   UcxLink(const UcxLink&) = delete;
   UcxLink& operator=(const UcxLink&) = delete;
@@ -84,7 +88,7 @@ class UcxLink final : public Link {
   uint8_t* recvSlot(uint64_t message) { return &buffers_->recv[(message % slots_) * slotBytes_]; }
 
   std::shared_ptr<ucx::WorkerState> worker_;
-  std::unique_ptr<ucx::Endpoint> endpoint_;
+  std::shared_ptr<ucx::Endpoint> endpoint_;
   uint64_t sendTag_;
   uint64_t recvTag_;
   size_t slotBytes_;

@@ -25,6 +25,7 @@ class WorkerState;
 struct UcxConfig {
   size_t slotBytes = size_t{512} << 10;  // largest message
   int slots = 4;                         // messages in flight per direction
+  int channels = 1;                      // links per peer (they share its endpoint)
 };
 
 /// A UCP context and worker: the progress engine every UCX link of one
@@ -61,8 +62,9 @@ class UcxWorker {
 /// handshake carrying (commTag, rank), and a peer of another communicator is
 /// refused with RemoteError on both sides. `peerAddresses` is indexed by rank
 /// (UcxWorker::address() of each). Throws RemoteError naming the ranks not heard
-/// from by `deadline`, Aborted once *abortFlag is set. Returns links in the
-/// order of `peers`.
+/// from by `deadline`, Aborted once *abortFlag is set. Returns config.channels
+/// links per peer, channel-major: link c * peers.size() + i is channel c's
+/// link to peers[i].
 std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, int myRank,
                                                    const std::vector<int>& peers,
                                                    const std::vector<std::string>& peerAddresses,

@@ -7,7 +7,7 @@
 // link a FIFO. Bit 63 separates handshakes from data, so a data receive
 // (matched on every bit) never takes a handshake and the handshake's wildcard
 // receive (matched on bit 63 only) never takes data:
-//   data:      0 | 31 bits folded from commTag | 32 bits sender rank
+//   data:      0 | 25 bits folded from commTag | 6 bits channel | 32 bits sender rank
 //   handshake: 1 | 0...
 // The commTag bits are defence in depth: each communicator has its own worker.
 #pragma once
@@ -27,9 +27,14 @@ inline constexpr uint64_t kHelloTag = uint64_t{1} << 63;
 inline constexpr uint64_t kHelloTagMask = kHelloTag;
 inline constexpr uint64_t kDataTagMask = ~uint64_t{0};
 
-inline uint64_t dataTag(uint64_t commTag, int senderRank) {
-  const uint64_t folded = (commTag ^ (commTag >> 31) ^ (commTag >> 62)) & 0x7fffffffu;
-  return (folded << 32) | static_cast<uint32_t>(senderRank);
+/// Links of different channels to one peer share its endpoint; the channel
+/// in the tag keeps their FIFOs apart.
+inline constexpr int kMaxChannels = 64;
+
+inline uint64_t dataTag(uint64_t commTag, int senderRank, int channel) {
+  const uint64_t folded = (commTag ^ (commTag >> 25) ^ (commTag >> 50)) & 0x1ffffffu;
+  return (folded << 38) | (static_cast<uint64_t>(channel & (kMaxChannels - 1)) << 32) |
+         static_cast<uint32_t>(senderRank);
 }
 
 /// Each rank -> each peer, once. `addressHash` (fnv1a of the sender's address
