@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Flat ring vs hierarchical all-reduce (and int8 compression) where the network
-# is the bottleneck: K "hosts" (network namespaces on one bridge,
-# tests/scripts/lib/netns.sh), L ranks on each, every host's link shaped with
-# tc to a fixed rate in both directions. Ranks of one host use shared memory,
-# hosts talk tcp. Prints loom_perf's tables and the speed-ups per size.
+# Flat ring vs hierarchical all-reduce, each on one channel and on several
+# (independent link sets, LOOM_NCHANNELS), and int8 compression, across K
+# "hosts" (network namespaces on one bridge, tests/scripts/lib/netns.sh) with
+# L ranks on each. Every host's link is shaped with tc to a fixed rate in both
+# directions, or left unshaped (--rate none: the veths run as fast as the CPUs
+# move bytes). Ranks of one host use shared memory, hosts talk tcp. Prints
+# loom_perf's tables and the speed-ups per size.
 #
-#   sudo perf/hierarchical-netns.sh [--hosts 2] [--per-host 2] [--rate 1gbit]
-#                                   [--min 1M] [--max 64M] [--iters 5]
+#   sudo perf/hierarchical-netns.sh [--hosts 2] [--per-host 2] [--rate 1gbit|none]
+#                                   [--channels 4] [--min 1M] [--max 64M] [--iters 5]
 # Needs root (ip netns, tc). Binaries from $BUILD_DIR (default ./build).
 set -euo pipefail
 hosts=2
@@ -15,6 +17,7 @@ rate=1gbit
 min=1M
 max=64M
 iters=5
+channels=4
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --hosts) hosts="$2"; shift 2 ;;
@@ -23,6 +26,7 @@ while [[ $# -gt 0 ]]; do
     --min) min="$2"; shift 2 ;;
     --max) max="$2"; shift 2 ;;
     --iters) iters="$2"; shift 2 ;;
+    --channels) channels="$2"; shift 2 ;;
     *) echo "hierarchical-netns.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -37,7 +41,7 @@ netns_switch_up "lhb$$" "$hosts"
 # Both directions of every host's link: its own veth end (egress to the
 # bridge) and the bridge's end (egress to the host).
 for ((h = 1; h <= hosts; h++)); do
-  [[ $rate == none ]] && break
+  [[ $rate == none ]] && break  # unshaped
   ip netns exec "${NETNS_HOSTS[$((h - 1))]}" tc qdisc add dev "${NETNS_IFS[$((h - 1))]}" root \
     tbf rate "$rate" burst 256kb latency 50ms
   ip netns exec "$NETNS_SWITCH" tc qdisc add dev "lhb$$o$h" root tbf rate "$rate" burst 256kb \
@@ -101,8 +105,10 @@ AGENT
   grep -E "^ +[0-9]" "$work/$name.0"
 }
 
-run ring LOOM_ALGO=ring -- -c 1
-run hierarchical LOOM_ALGO=hierarchical -- -c 1
+run ring LOOM_ALGO=ring LOOM_NCHANNELS=1 -- -c 1
+run ring_ch LOOM_ALGO=ring LOOM_NCHANNELS="$channels" -- -c 1
+run hierarchical LOOM_ALGO=hierarchical LOOM_NCHANNELS=1 -- -c 1
+run hier_ch LOOM_ALGO=hierarchical LOOM_NCHANNELS="$channels" -- -c 1
 run tuner LOOM_DEBUG=INFO -- -c 1
 run int8 LOOM_ALGO=ring -- --compress int8
 if command -v mpirun > /dev/null && [[ -x "$mpi_perf" ]]; then
@@ -113,13 +119,18 @@ else
 fi
 
 echo
-echo "# out-of-place time (us); speed-ups over the flat ring and over Open MPI"
-printf "%12s %9s %9s %9s %9s %9s %7s %7s %9s\n" size ring hier tuner int8 mpi hier_x int8_x tuner/mpi
+echo "# out-of-place time (us); speed-ups over the flat ring (on one channel: ring, hier;"
+echo "# on $channels: ring_ch, hier_ch, their gains ch_x over one) and over Open MPI"
+printf "%12s %9s %9s %9s %9s %9s %9s %9s %7s %7s %7s %7s %9s\n" size ring ring_ch hier hier_ch \
+  tuner int8 mpi ring_ch_x hier_x hier_ch_x int8_x tuner/mpi
 paste <(grep -E "^ +[0-9]" "$work/ring.0" | awk '{print $1, $6}') \
+      <(grep -E "^ +[0-9]" "$work/ring_ch.0" | awk '{print $6}') \
       <(grep -E "^ +[0-9]" "$work/hierarchical.0" | awk '{print $6}') \
+      <(grep -E "^ +[0-9]" "$work/hier_ch.0" | awk '{print $6}') \
       <(grep -E "^ +[0-9]" "$work/tuner.0" | awk '{print $6}') \
       <(grep -E "^ +[0-9]" "$work/int8.0" | awk '{print $6}') \
       <(grep -E "^ +[0-9]" "$work/mpi.0" | awk '{print $6}') |
-  awk '{mpi = ($6 == "") ? 0 : $6
-        printf "%12s %9.0f %9.0f %9.0f %9.0f %9.0f %7.2f %7.2f %9.2f\n", $1, $2, $3, $4, $5, mpi,
-               $2/$3, $2/$5, (mpi > 0) ? mpi/$4 : 0}'
+  awk '{mpi = ($8 == "") ? 0 : $8
+        printf "%12s %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f %7.2f %7.2f %7.2f %7.2f %9.2f\n",
+               $1, $2, $3, $4, $5, $6, $7, mpi, $2/$3, $2/$4, $4/$5, $2/$7,
+               (mpi > 0) ? mpi/$6 : 0}'
