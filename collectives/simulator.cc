@@ -104,8 +104,7 @@ class Simulation {
       if (!queue.empty()) {
         raise(ErrorCode::InternalError,
               "{} message(s) from rank {} to rank {} (stream/channel {}) never received",
-              queue.size(),
-              id.from, id.to, id.stream);
+              queue.size(), id.from, id.to, id.stream);
       }
     }
     stats_.rounds = round_;
@@ -164,8 +163,7 @@ class Simulation {
 
   LinkKey key(const Cursor& c, int from, int to) const {
     const bool perStream = options_.streamOrder == SimStreamOrder::Independent;
-    return LinkKey{from, to,
-                   perStream ? c.streamOf[c.stepIndex] : c.steps[c.stepIndex]->channel};
+    return LinkKey{from, to, perStream ? c.streamOf[c.stepIndex] : c.steps[c.stepIndex]->channel};
   }
 
   std::deque<Message>& link(const Cursor& c, int from, int to) { return links_[key(c, from, to)]; }

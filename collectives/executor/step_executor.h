@@ -11,8 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <string>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "collectives/executor/waiter.h"
@@ -46,8 +46,7 @@ class StepExecutor {
   /// `channelLinks[c][p]` is channel c's link to rank p (nullptr for self and
   /// for peers the channel does not reach). `sliceBytes` must be the same on
   /// every rank and at most every link's maxMessageBytes.
-  StepExecutor(std::span<const std::vector<Link*>> channelLinks, size_t sliceBytes,
-               Waiter& waiter);
+  StepExecutor(std::span<const std::vector<Link*>> channelLinks, size_t sliceBytes, Waiter& waiter);
 
   void run(std::span<const PlanJob> jobs);
   /// Payload bytes committed to links so far by this executor.

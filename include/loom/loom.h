@@ -149,6 +149,12 @@ loomResult_t loomCommDestroy(loomComm_t comm);
 /// loomAborted), waits for them to leave, then frees it like loomCommDestroy.
 /// May be called from another thread while a collective runs on `comm`.
 loomResult_t loomCommAbort(loomComm_t comm);
+/// Marks `comm` aborted and wakes every call waiting on it, without waiting
+/// for them or freeing anything: calls in progress return loomAborted soon
+/// after, later calls at once. May be called from any thread; `comm` stays
+/// valid until loomCommDestroy or loomCommAbort. Peers are not told (they
+/// see this rank stop answering, as with loomCommAbort).
+loomResult_t loomCommRevoke(loomComm_t comm);
 /// loomSuccess, or the error that broke the comm asynchronously (dead peer...).
 loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError);
 loomResult_t loomCommCount(const loomComm_t comm, int* count);

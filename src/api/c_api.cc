@@ -304,13 +304,27 @@ loomResult_t loomCommDestroy(loomComm_t comm) {
   });
 }
 
+namespace {
+
+/// Marks `c` aborted and wakes its waits: calls in progress return loomAborted
+/// within one sleep period, later ones at once.
+void revoke(loom::Comm& c) {
+  c.aborted.store(true);
+  c.leaveCleanly = false;
+  loom::abortDeviceWalks(c);  // kernels still waiting on peers give up
+  if (c.shm) c.shm->myDoorbell().ring();
+}
+
+}  // namespace
+
+loomResult_t loomCommRevoke(loomComm_t comm) {
+  return guarded("loomCommRevoke", [&] { revoke(loom::checkedComm(comm)); });
+}
+
 loomResult_t loomCommAbort(loomComm_t comm) {
   return guarded("loomCommAbort", [&] {
     loom::Comm& c = loom::checkedComm(comm);
-    c.aborted.store(true);
-    c.leaveCleanly = false;
-    loom::abortDeviceWalks(c);  // kernels still waiting on peers give up
-    if (c.shm) c.shm->myDoorbell().ring();
+    revoke(c);
     // Waits notice the flag within one sleep period (10 ms); bound it anyway.
     const auto deadline = loom::Deadline::after(std::chrono::seconds(10));
     while (c.activeCalls.load() > 0 && !deadline.expired()) {

@@ -75,7 +75,7 @@ struct loomComm {
   int networkChannels = 1;  ///< link sets to every peer over the network
   int ringChannels = 1;     ///< link sets that reach every peer: a flat ring may use them all
   std::vector<loom::Link*> networkLinks;  // links that need progress() calls
-  std::vector<loom::ArenaView> arenas;             // every rank's direct arena (one host only)
+  std::vector<loom::ArenaView> arenas;    // every rank's direct arena (one host only)
   /// Reads every local rank's buffers in place, for single-copy direct
   /// rounds; null where some rank cannot be read (then the arena serves).
   std::unique_ptr<loom::PeerMemory> peerMemory;

@@ -301,8 +301,12 @@ std::shared_ptr<const std::vector<loom::RankPlan>> loomComm::phasedPlan(loom::Al
 }
 
 std::shared_ptr<const loom::RankPlan> loomComm::plan(const loom::PlanRequest& req) {
-  const PlanKey key{static_cast<int>(req.collective), static_cast<int>(req.algorithm), req.count,
-                    req.root, req.inPlace, req.channels};
+  const PlanKey key{static_cast<int>(req.collective),
+                    static_cast<int>(req.algorithm),
+                    req.count,
+                    req.root,
+                    req.inPlace,
+                    req.channels};
   auto it = planCache.find(key);
   if (it != planCache.end()) return it->second;
   // Bounded: a training loop uses few shapes; a sweep would otherwise grow it forever.

@@ -82,9 +82,9 @@ CommConfig CommConfig::fromEnvironment() {
   c.crossMemory = envFlag("LOOM_CMA", false);
   c.treeMaxBytes = envBytes("LOOM_TREE_MAX", 64 << 10, 0, SIZE_MAX);
   if (envString("LOOM_CHUNK_SIZE")) c.chunkBytes = envBytes("LOOM_CHUNK_SIZE", 0, 256, 64 << 20);
-  if (envString("LOOM_NCHANNELS")) c.channels = static_cast<int>(envInt("LOOM_NCHANNELS", 1, 1, 64));
-  c.channelMinBytes =
-      envBytes("LOOM_CHANNEL_MIN", tuner::kMinChannelBytes, 1, size_t{1} << 40);
+  if (envString("LOOM_NCHANNELS"))
+    c.channels = static_cast<int>(envInt("LOOM_NCHANNELS", 1, 1, 64));
+  c.channelMinBytes = envBytes("LOOM_CHANNEL_MIN", tuner::kMinChannelBytes, 1, size_t{1} << 40);
   c.cudaSlotBytes = envBytes("LOOM_CUDA_SLOT_BYTES", 256 << 10, 4 << 10, 16 << 20);
   if (c.cudaSlotBytes % 16 != 0) {
     raise(ErrorCode::InvalidArgument, "LOOM_CUDA_SLOT_BYTES={} is not a multiple of 16",

@@ -55,10 +55,14 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
   });
 }
 
+// Operations in flight return an error and later ones fail at once; the
+// communicator can then only be destroyed (Loom cannot shrink it yet).
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
   return guarded("ncclCommRevoke", [&] {
-    fail(ncclInvalidUsage,
-         "Loom cannot revoke a communicator and keep it for split or shrink; use ncclCommAbort");
+    if (revokeFlags != 0) {
+      fail(ncclInvalidArgument, "ncclCommRevoke: revokeFlags {} (Loom knows only 0)", revokeFlags);
+    }
+    check(loomCommRevoke(loom_nccl::liveComm(comm).loom));
   });
 }
 

@@ -310,6 +310,44 @@ TEST(Comm, AbortUnblocksWaitingCall) {
   for (int r = 1; r < kRanks; ++r) EXPECT_EQ(loomCommAbort(comms[r]), loomSuccess);
 }
 
+// loomCommRevoke from another thread ends a waiting call with loomAborted, as
+// abort does, but frees nothing: later calls are refused at once with the
+// buffer untouched, and the communicator is destroyed afterwards as usual.
+TEST(Comm, RevokeEndsCallsAndKeepsTheHandle) {
+  ScopedEnv env({{"LOOM_TIMEOUT", "20"}});
+  constexpr int kRanks = 2;
+  loomComm_t comms[kRanks] = {};
+  ASSERT_EQ(loomCommInitAll(comms, kRanks, nullptr), loomSuccess) << loomGetLastError(nullptr);
+  std::promise<loomResult_t> done;
+  auto result = done.get_future();
+  std::atomic<bool> entered{false};
+  std::thread waiter([&] {
+    std::vector<float> v(1024, 1.0f);
+    entered = true;
+    done.set_value(
+        loomAllReduce(v.data(), v.data(), v.size(), loomFloat32, loomSum, comms[0], nullptr));
+  });
+  while (!entered) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let it start waiting
+  const auto start = Clock::now();
+  EXPECT_EQ(loomCommRevoke(comms[0]), loomSuccess);
+  const bool returned = result.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  EXPECT_TRUE(returned) << "the waiting all-reduce did not return within 5 s of the revoke";
+  waiter.join();
+  EXPECT_EQ(result.get(), loomAborted);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+
+  float x = 3.0f;
+  EXPECT_EQ(loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comms[0], nullptr), loomAborted);
+  EXPECT_EQ(x, 3.0f);
+  EXPECT_NE(std::string(loomGetLastError(comms[0])).find("abort"), std::string::npos)
+      << loomGetLastError(comms[0]);
+  EXPECT_EQ(loomCommRevoke(comms[0]), loomSuccess);  // twice is harmless
+  EXPECT_EQ(loomCommDestroy(comms[0]), loomSuccess);
+  EXPECT_EQ(loomCommAbort(comms[1]), loomSuccess);
+  EXPECT_EQ(loomCommRevoke(nullptr), loomInvalidArgument);
+}
+
 // A rank dies (SIGKILL) right after init; its peers' all-reduce must end with
 // loomRemoteError within about LOOM_TIMEOUT, naming the dead rank, and the
 // survivors must still be able to free their comms.

@@ -324,7 +324,7 @@ static void errors(const Job* job) {
   EXPECT_RESULT(ncclInvalidArgument, ncclCommSplit(job->comm, -5, 0, &comm, NULL));
   EXPECT_RESULT(ncclInvalidUsage, ncclGroupEnd());
   EXPECT_RESULT(ncclInvalidUsage, ncclCommShrink(job->comm, &value, 1, &comm, NULL, 0));
-  EXPECT_RESULT(ncclInvalidUsage, ncclCommRevoke(job->comm, NCCL_REVOKE_DEFAULT));
+  EXPECT_RESULT(ncclInvalidArgument, ncclCommRevoke(job->comm, 7));
 
   /* Loom cannot simulate a group: refused, and the group stays open until ncclGroupEnd. */
   ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
@@ -340,6 +340,22 @@ static void errors(const Job* job) {
   EXPECT(strstr(ncclGetErrorString((ncclResult_t)99), "unknown") != NULL, "unknown result");
   CHECK_NCCL(ncclCommDestroy(NULL));
   CHECK_NCCL(ncclCommAbort(NULL));
+}
+
+/* A revoked communicator refuses every later call and can still be destroyed;
+ * the communicator it was split from is untouched. */
+static void revoke(const Job* job) {
+  ncclComm_t copy = NULL;
+  CHECK_NCCL(ncclCommSplit(job->comm, 0, job->rank, &copy, NULL));
+  EXPECT(sumOver(copy, 1) == job->nranks, "all-reduce before revoke");
+  CHECK_NCCL(ncclCommRevoke(copy, NCCL_REVOKE_DEFAULT));
+  float x = 1;
+  const ncclResult_t after = ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, copy, NULL);
+  EXPECT(after != ncclSuccess, "all-reduce on a revoked communicator");
+  EXPECT(x == 1, "a refused call on a revoked communicator wrote its buffer");
+  EXPECT(strstr(ncclGetLastError(copy), "abort") != NULL, "revoked call names the abort");
+  CHECK_NCCL(ncclCommDestroy(copy));
+  EXPECT(sumOver(job->comm, 1) == job->nranks, "the parent works after a split is revoked");
 }
 
 /* After ncclCommFinalize, calls are refused and ncclCommDestroy frees the communicator. */
@@ -363,6 +379,7 @@ int main(void) {
   ringExchange(&job, 100003);
   allPairs(&job);
   split(&job);
+  revoke(&job);
   preMulSum(&job);
   configInit(&job);
   memoryAndRegistration(&job);

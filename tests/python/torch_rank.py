@@ -11,6 +11,7 @@ Run by mp.spawn (run_spawned) or under torchrun (``python torch_rank.py``).
 import datetime
 import os
 import sys
+import time
 import traceback
 
 import torch
@@ -146,6 +147,51 @@ def check_all_reduce(c, gloo):
         if not work.is_completed():
             c.failures.append(f"rank {c.rank}: work not completed after wait()")
     c.run("async", asynchronous)
+
+    def caller_not_blocked():
+        # Rank 0 starts an async all_reduce that cannot finish until the last
+        # rank joins, 1 s later: the call must return at once, pending.
+        t = torch.full((100,), float(c.rank))
+        if c.rank == c.size - 1:
+            time.sleep(1.0)
+        started = time.monotonic()
+        work = dist.all_reduce(t, async_op=True)
+        returned = time.monotonic() - started
+        if c.rank == 0:
+            if returned > 0.5:
+                c.failures.append(f"rank 0: async all_reduce blocked its caller {returned:.2f} s")
+            if work.is_completed():
+                c.failures.append("rank 0: async all_reduce completed before its peer joined")
+        # A future chained on the pending work runs once it completes.
+        doubled = work.get_future().then(lambda f: f.value()[0] * 2)
+        # A blocking call after it queues behind it: the order is kept.
+        u = torch.ones(3)
+        dist.all_reduce(u)
+        c.same("all_reduce after a pending async one", u, torch.full((3,), float(c.size)))
+        work.wait()
+        total = float(sum(range(c.size)))
+        c.same("async all_reduce that waited for a late peer", t, torch.full((100,), total))
+        c.same("future chained with then()", doubled.wait(), torch.full((100,), 2 * total))
+    c.run("async does not block", caller_not_blocked)
+
+    def async_refusal_at_call():
+        # A bad call is refused when made, not later on its Work.
+        try:
+            dist.all_reduce(torch.ones(4, dtype=torch.int16), async_op=True)
+            c.failures.append(f"rank {c.rank}: async int16 all_reduce was not refused")
+        except (ValueError, RuntimeError) as e:
+            if "not supported" not in str(e):
+                c.failures.append(f"rank {c.rank}: async refusal without why: {e}")
+    c.run("async refusal", async_refusal_at_call)
+
+    def many_async():
+        ts = [torch.full((257,), float(c.rank + k)) for k in range(8)]
+        works = [dist.all_reduce(t, async_op=True) for t in ts]
+        for k, (t, w) in enumerate(zip(ts, works)):
+            w.wait()
+            want = float(sum(r + k for r in range(c.size)))
+            c.same(f"async all_reduce {k} of 8 in flight", t, torch.full((257,), want))
+    c.run("many async", many_async)
 
     def coalesced():
         ts = [rank_input(c.rank, n, torch.float32) for n in (1, 5, 300)]
@@ -292,6 +338,19 @@ def check_point_to_point(c):
             w.wait()
         c.same("isend/irecv ring", got, torch.full((9,), float(left) + 0.5))
     c.run("isend/irecv", nonblocking)
+
+    def nonblocking_large():
+        # Every rank sends first: a send that blocked its caller until the
+        # peer received would deadlock here.
+        big = 300000
+        out = torch.full((big,), float(c.rank))
+        got = torch.empty(big)
+        sent = dist.isend(out, right)
+        received = dist.irecv(got, left)
+        sent.wait()
+        received.wait()
+        c.same("isend/irecv, both send first", got, torch.full((big,), float(left)))
+    c.run("isend first", nonblocking_large)
 
     c.run("barrier", dist.barrier)
     c.run("monitored_barrier", lambda: dist.monitored_barrier(

@@ -9,15 +9,15 @@ namespace {
 constexpr size_t kMiB = size_t{1} << 20;
 
 TEST(NetworkChannels, EnoughConnectionsToFillTheNetwork) {
-  EXPECT_EQ(channelsToFill(1.25, 3.0, 8), 1);   // 10 GbE: one connection fills it
-  EXPECT_EQ(channelsToFill(3.0, 3.0, 8), 1);    // exactly one connection's worth
+  EXPECT_EQ(channelsToFill(1.25, 3.0, 8), 1);  // 10 GbE: one connection fills it
+  EXPECT_EQ(channelsToFill(3.0, 3.0, 8), 1);   // exactly one connection's worth
   EXPECT_EQ(channelsToFill(3.1, 3.0, 8), 2);
-  EXPECT_EQ(channelsToFill(12.5, 3.0, 8), 5);   // 100 GbE
-  EXPECT_EQ(channelsToFill(50.0, 3.0, 8), 8);   // 400 GbE: capped
+  EXPECT_EQ(channelsToFill(12.5, 3.0, 8), 5);  // 100 GbE
+  EXPECT_EQ(channelsToFill(50.0, 3.0, 8), 8);  // 400 GbE: capped
   EXPECT_EQ(channelsToFill(50.0, 3.0, 3), 3);
-  EXPECT_EQ(channelsToFill(50.0, 0.0, 8), 1);   // a connection fills anything (verbs)
+  EXPECT_EQ(channelsToFill(50.0, 0.0, 8), 1);  // a connection fills anything (verbs)
   EXPECT_EQ(channelsToFill(50.0, -1.0, 8), 1);
-  EXPECT_EQ(channelsToFill(12.5, 3.0, 0), 1);   // nothing connected beyond channel 0
+  EXPECT_EQ(channelsToFill(12.5, 3.0, 0), 1);  // nothing connected beyond channel 0
 }
 
 TEST(NetworkChannels, NoPieceBelowTheMinimum) {

@@ -637,8 +637,8 @@ TEST(ChannelSim, HierarchicalMatchesReference) {
         for (size_t count : {size_t{0}, size_t{1}, size_t(n + 1), size_t{97}}) {
           for (int mode = 0; mode < 3; ++mode) {
             for (size_t slice : {size_t{1}, size_t{7}}) {
-              SimCollective call{Collective::AllReduce, Algorithm::Hierarchical, n, count, 0,
-                                 mode > 0};
+              SimCollective call{
+                  Collective::AllReduce, Algorithm::Hierarchical, n, count, 0, mode > 0};
               call.channels = channels;
               SimOptions options;
               options.hosts = groups;

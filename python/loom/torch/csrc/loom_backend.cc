@@ -56,47 +56,128 @@ LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                           " could not join: " + loomGetLastError(nullptr));
   }
   comm_ = made;
+  p2p_ = std::make_shared<P2pBatch>([this](std::vector<P2pBatch::Call> calls) {
+    queue_.push([this, calls = std::move(calls)] {
+      std::exception_ptr error;
+      try {
+        refuseIfAborted("these sends and receives");
+        grouped("send/recv", [&] {
+          for (const P2pBatch::Call& call : calls) {
+            const loomResult_t r = call.enqueue();
+            if (r != loomSuccess) return r;
+          }
+          return loomSuccess;
+        });
+      } catch (...) {
+        error = std::current_exception();
+      }
+      for (const P2pBatch::Call& call : calls) call.work->complete(error);
+    });
+  });
 }
 
 LoomBackend::~LoomBackend() { shutdown(); }
 
 void LoomBackend::shutdown() {
+  if (p2p_) p2p_->close();
+  queue_.drain();  // queued calls still run: the communicator is alive
   for (auto& [key, entry] : feedback_) loomErrorFeedbackDestroy(entry.first);
   feedback_.clear();
   if (comm_ != nullptr) loomCommDestroy(comm_);
   comm_ = nullptr;
 }
 
+void LoomBackend::abort() {
+  if (comm_ == nullptr) return;
+  // The call in progress returns loomAborted, queued ones fail unrun; only
+  // then is the communicator freed.
+  aborted_.store(true);
+  p2p_->close();
+  loomCommRevoke(comm_);
+  queue_.drain();
+  loomCommAbort(comm_);
+  comm_ = nullptr;
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::launch(c10d::OpType type,
+                                                   std::vector<at::Tensor> result, bool async,
+                                                   std::function<void()> run) {
+  if (coalescing_) {
+    auto work = c10::make_intrusive<LoomWork>(result, type);
+    coalesced_.insert(coalesced_.end(), result.begin(), result.end());
+    batch_.push_back(std::move(run));
+    batchWorks_.push_back(work);
+    return work;
+  }
+  p2p_->flush();  // sends and receives made before this call go first
+  auto guardedRun = [this, run = std::move(run)] {
+    refuseIfAborted("this call");
+    run();
+  };
+  if (!async && queue_.tryRunHere(guardedRun)) return done(std::move(result), type);
+  auto work = c10::make_intrusive<LoomWork>(std::move(result), type);
+  queue_.push([work, guardedRun = std::move(guardedRun)] {
+    try {
+      guardedRun();
+      work->complete();
+    } catch (...) {
+      work->complete(std::current_exception());
+    }
+  });
+  return work;
+}
+
 void LoomBackend::compressedAverage(at::Tensor& tensor, const loomCompression& codec, bool feedback,
                                     int64_t key) {
   requireCpu(tensor, "compressed all_reduce");
   if (!tensor.is_contiguous()) refuse("compressed all_reduce of a non-contiguous tensor");
-  loomCompression call = codec;
-  call.feedback = nullptr;
-  if (feedback) {
-    auto found = feedback_.find(key);
-    // A bucket that changed size (DDP rebuilds buckets after the first step)
-    // starts a fresh residual.
-    if (found != feedback_.end() && found->second.second != tensor.numel()) {
-      loomErrorFeedbackDestroy(found->second.first);
-      feedback_.erase(found);
-      found = feedback_.end();
+  loomComm_t comm = live("compressed all_reduce");
+  auto run = [this, tensor, codec, feedback, key, comm] {
+    loomCompression call = codec;
+    call.feedback = nullptr;
+    if (feedback) {
+      auto found = feedback_.find(key);
+      // A bucket that changed size (DDP rebuilds buckets after the first step)
+      // starts a fresh residual.
+      if (found != feedback_.end() && found->second.second != tensor.numel()) {
+        loomErrorFeedbackDestroy(found->second.first);
+        feedback_.erase(found);
+        found = feedback_.end();
+      }
+      if (found == feedback_.end()) {
+        loomErrorFeedback_t made = nullptr;
+        check(loomErrorFeedbackCreate(&made, tensor.numel()), "error feedback");
+        found = feedback_.emplace(key, std::make_pair(made, tensor.numel())).first;
+      }
+      call.feedback = found->second.first;
     }
-    if (found == feedback_.end()) {
-      loomErrorFeedback_t made = nullptr;
-      check(loomErrorFeedbackCreate(&made, tensor.numel()), "error feedback");
-      found = feedback_.emplace(key, std::make_pair(made, tensor.numel())).first;
-    }
-    call.feedback = found->second.first;
-  }
-  check(loomAllReduceEx(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), loomType(tensor),
-                        loomAvg, &call, live("compressed all_reduce"), nullptr),
-        "compressed all_reduce");
+    check(loomAllReduceEx(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), loomType(tensor),
+                          loomAvg, &call, comm, nullptr),
+          "compressed all_reduce");
+  };
+  // The hooks wait for it; it queues behind earlier asynchronous calls.
+  launch(c10d::OpType::ALLREDUCE, {tensor}, false, std::move(run))->wait();
 }
 
-void LoomBackend::abort() {
-  if (comm_ != nullptr) loomCommAbort(comm_);
-  comm_ = nullptr;
+void LoomBackend::refuseIfAborted(const char* what) const {
+  if (aborted_.load()) {
+    C10_THROW_ERROR(DistBackendError, std::string("loom backend: the process group was aborted "
+                                                  "before ") +
+                                          what + " ran");
+  }
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::pointToPoint(c10d::OpType type,
+                                                         std::vector<at::Tensor> result,
+                                                         std::function<loomResult_t()> enqueue,
+                                                         const char* what) {
+  if (coalescing_) {
+    return launch(type, std::move(result), true,
+                  [this, enqueue = std::move(enqueue), what] { check(enqueue(), what); });
+  }
+  auto work = c10::make_intrusive<LoomWork>(std::move(result), type);
+  p2p_->add(std::move(enqueue), work);
+  return work;
 }
 
 loomComm_t LoomBackend::live(const char* what) const {
@@ -109,7 +190,8 @@ loomComm_t LoomBackend::live(const char* what) const {
 
 void LoomBackend::check(loomResult_t result, const char* what) const {
   if (result == loomSuccess) return;
-  const char* detail = loomGetLastError(comm_);
+  // The message is the calling thread's (the worker's for queued calls).
+  const char* detail = loomGetLastError(nullptr);
   const std::string message =
       std::string("loom backend: ") + what + " failed on rank " + std::to_string(getRank()) + ": " +
       (detail != nullptr && *detail != '\0' ? detail : loomGetErrorString(result));
@@ -120,23 +202,29 @@ void LoomBackend::check(loomResult_t result, const char* what) const {
 c10::intrusive_ptr<c10d::Work> LoomBackend::broadcast(std::vector<at::Tensor>& tensors,
                                                       const c10d::BroadcastOptions& opts) {
   Dense t(single(tensors, "broadcast"));
-  check(loomBroadcast(t.data.data_ptr(), t.data.data_ptr(), t.data.numel(), loomType(t.data),
-                      static_cast<int>(opts.rootRank), live("broadcast"), nullptr),
-        "broadcast");
-  t.writeBack();
-  return done(tensors, c10d::OpType::BROADCAST);
+  const auto root = static_cast<int>(opts.rootRank);
+  loomComm_t comm = live("broadcast");
+  return launch(c10d::OpType::BROADCAST, tensors, opts.asyncOp, [this, t, root, comm]() mutable {
+    check(loomBroadcast(t.data.data_ptr(), t.data.data_ptr(), t.data.numel(), loomType(t.data),
+                        root, comm, nullptr),
+          "broadcast");
+    t.writeBack();
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::allreduce(std::vector<at::Tensor>& tensors,
                                                       const c10d::AllreduceOptions& opts) {
   Dense t(single(tensors, "all_reduce"));
   const loomRedOp_t op = loomOp(opts.reduceOp, t.data);
-  premultiply(opts.reduceOp, t.data);
-  check(loomAllReduce(t.data.data_ptr(), t.data.data_ptr(), t.data.numel(), loomType(t.data), op,
-                      live("all_reduce"), nullptr),
-        "all_reduce");
-  t.writeBack();
-  return done(tensors, c10d::OpType::ALLREDUCE);
+  loomComm_t comm = live("all_reduce");
+  return launch(c10d::OpType::ALLREDUCE, tensors, opts.asyncOp,
+                [this, t, op, reduceOp = opts.reduceOp, comm]() mutable {
+                  premultiply(reduceOp, t.data);
+                  check(loomAllReduce(t.data.data_ptr(), t.data.data_ptr(), t.data.numel(),
+                                      loomType(t.data), op, comm, nullptr),
+                        "all_reduce");
+                  t.writeBack();
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::allreduce_coalesced(
@@ -147,51 +235,64 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::allreduce_coalesced(
   for (const at::Tensor& t : tensors) {
     requireCpu(t, "all_reduce_coalesced");
     dense.emplace_back(t);
-    premultiply(opts.reduceOp, dense.back().data);
+    loomOp(opts.reduceOp, dense.back().data);  // refuses what Loom cannot reduce, now
   }
   loomComm_t comm = live("all_reduce_coalesced");
-  grouped("all_reduce_coalesced", [&] {
-    for (Dense& d : dense) {
-      const loomResult_t r =
-          loomAllReduce(d.data.data_ptr(), d.data.data_ptr(), d.data.numel(), loomType(d.data),
-                        loomOp(opts.reduceOp, d.data), comm, nullptr);
-      if (r != loomSuccess) return r;
-    }
-    return loomSuccess;
-  });
-  for (Dense& d : dense) d.writeBack();
-  return done(tensors, c10d::OpType::ALLREDUCE_COALESCED);
+  return launch(c10d::OpType::ALLREDUCE_COALESCED, tensors, opts.asyncOp,
+                [this, dense, reduceOp = opts.reduceOp, comm]() mutable {
+                  for (Dense& d : dense) premultiply(reduceOp, d.data);
+                  grouped("all_reduce_coalesced", [&] {
+                    for (Dense& d : dense) {
+                      const loomResult_t r =
+                          loomAllReduce(d.data.data_ptr(), d.data.data_ptr(), d.data.numel(),
+                                        loomType(d.data), loomOp(reduceOp, d.data), comm, nullptr);
+                      if (r != loomSuccess) return r;
+                    }
+                    return loomSuccess;
+                  });
+                  for (Dense& d : dense) d.writeBack();
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::reduce(std::vector<at::Tensor>& tensors,
                                                    const c10d::ReduceOptions& opts) {
   Dense t(single(tensors, "reduce"));
   const loomRedOp_t op = loomOp(opts.reduceOp, t.data);
-  premultiply(opts.reduceOp, t.data);
-  check(loomReduce(t.data.data_ptr(), t.data.data_ptr(), t.data.numel(), loomType(t.data), op,
-                   static_cast<int>(opts.rootRank), live("reduce"), nullptr),
-        "reduce");
-  t.writeBack();
-  return done(tensors, c10d::OpType::REDUCE);
+  const auto root = static_cast<int>(opts.rootRank);
+  loomComm_t comm = live("reduce");
+  return launch(c10d::OpType::REDUCE, tensors, opts.asyncOp,
+                [this, t, op, root, reduceOp = opts.reduceOp, comm]() mutable {
+                  premultiply(reduceOp, t.data);
+                  check(loomReduce(t.data.data_ptr(), t.data.data_ptr(), t.data.numel(),
+                                   loomType(t.data), op, root, comm, nullptr),
+                        "reduce");
+                  t.writeBack();
+                });
 }
 
-c10::intrusive_ptr<c10d::Work> LoomBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
-                                                            const c10d::AllgatherOptions&) {
-  requireCpu(input, "all_gather_into_tensor input");
-  requireCpu(output, "all_gather_into_tensor output");
-  sameLayout(input, output, "all_gather_into_tensor");
+std::function<void()> LoomBackend::allGatherRun(const at::Tensor& output, const at::Tensor& input,
+                                                const char* what) {
+  requireCpu(input, what);
+  requireCpu(output, what);
+  sameLayout(input, output, what);
   if (output.numel() != input.numel() * getSize()) {
-    refuse("all_gather_into_tensor: output has " + std::to_string(output.numel()) +
+    refuse(std::string(what) + ": output has " + std::to_string(output.numel()) +
            " elements, expected " + std::to_string(input.numel()) + " x " +
            std::to_string(getSize()));
   }
-  const at::Tensor in = input.contiguous();
-  Dense out(output);
-  check(loomAllGather(in.data_ptr(), out.data.data_ptr(), in.numel(), loomType(in),
-                      live("all_gather_into_tensor"), nullptr),
-        "all_gather_into_tensor");
-  out.writeBack();
-  return done({output}, c10d::OpType::_ALLGATHER_BASE);
+  loomComm_t comm = live(what);
+  return [this, in = input.contiguous(), out = Dense(output), what, comm]() mutable {
+    check(
+        loomAllGather(in.data_ptr(), out.data.data_ptr(), in.numel(), loomType(in), comm, nullptr),
+        what);
+    out.writeBack();
+  };
+}
+
+c10::intrusive_ptr<c10d::Work> LoomBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                                            const c10d::AllgatherOptions& opts) {
+  return launch(c10d::OpType::_ALLGATHER_BASE, {output}, opts.asyncOp,
+                allGatherRun(output, input, "all_gather_into_tensor"));
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -210,12 +311,15 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::allgather(std::vector<std::vector<at
     }
   }
   at::Tensor flat = at::empty({input.numel() * getSize()}, input.options());
-  at::Tensor in = inputs[0];
-  _allgather_base(flat, in, opts);
-  for (int r = 0; r < getSize(); ++r) {
-    outputs[0][r].copy_(flat.narrow(0, r * input.numel(), input.numel()).view_as(outputs[0][r]));
-  }
-  return done(outputs[0], c10d::OpType::ALLGATHER);
+  auto gather = allGatherRun(flat, input, "all_gather");
+  return launch(c10d::OpType::ALLGATHER, outputs[0], opts.asyncOp,
+                [gather = std::move(gather), flat, outs = outputs[0], n = input.numel()] {
+                  gather();
+                  for (size_t r = 0; r < outs.size(); ++r) {
+                    at::Tensor o = outs[r];
+                    o.copy_(flat.narrow(0, static_cast<int64_t>(r) * n, n).view_as(o));
+                  }
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::allgather_into_tensor_coalesced(
@@ -223,31 +327,45 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::allgather_into_tensor_coalesced(
     const c10d::AllgatherOptions& opts) {
   if (outputs.size() != inputs.size())
     refuse("all_gather_into_tensor_coalesced: list lengths differ");
-  for (size_t i = 0; i < inputs.size(); ++i) _allgather_base(outputs[i], inputs[i], opts);
-  return done(outputs, c10d::OpType::COALESCED);
+  std::vector<std::function<void()>> runs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    runs.push_back(allGatherRun(outputs[i], inputs[i], "all_gather_into_tensor_coalesced"));
+  }
+  return launch(c10d::OpType::COALESCED, outputs, opts.asyncOp, [runs = std::move(runs)] {
+    for (const auto& run : runs) run();
+  });
+}
+
+std::function<void()> LoomBackend::reduceScatterRun(const at::Tensor& output,
+                                                    const at::Tensor& input,
+                                                    const c10d::ReduceOp& reduceOp,
+                                                    const char* what) {
+  requireCpu(input, what);
+  requireCpu(output, what);
+  sameLayout(input, output, what);
+  if (input.numel() != output.numel() * getSize()) {
+    refuse(std::string(what) + ": input has " + std::to_string(input.numel()) +
+           " elements, expected " + std::to_string(output.numel()) + " x " +
+           std::to_string(getSize()));
+  }
+  const loomRedOp_t op = loomOp(reduceOp, input);
+  loomComm_t comm = live(what);
+  return [this, in = input.contiguous(), out = Dense(output), reduceOp, op, what, comm]() mutable {
+    if (reduceOp.op_ == c10d::ReduceOp::PREMUL_SUM) {
+      in = in.clone();  // the caller's input stays untouched
+      premultiply(reduceOp, in);
+    }
+    check(loomReduceScatter(in.data_ptr(), out.data.data_ptr(), out.data.numel(), loomType(in), op,
+                            comm, nullptr),
+          what);
+    out.writeBack();
+  };
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
-  requireCpu(input, "reduce_scatter_tensor input");
-  requireCpu(output, "reduce_scatter_tensor output");
-  sameLayout(input, output, "reduce_scatter_tensor");
-  if (input.numel() != output.numel() * getSize()) {
-    refuse("reduce_scatter_tensor: input has " + std::to_string(input.numel()) +
-           " elements, expected " + std::to_string(output.numel()) + " x " +
-           std::to_string(getSize()));
-  }
-  at::Tensor in = input.contiguous();
-  if (opts.reduceOp.op_ == c10d::ReduceOp::PREMUL_SUM) {
-    in = in.clone();  // the caller's input stays untouched
-    premultiply(opts.reduceOp, in);
-  }
-  Dense out(output);
-  check(loomReduceScatter(in.data_ptr(), out.data.data_ptr(), out.data.numel(), loomType(in),
-                          loomOp(opts.reduceOp, in), live("reduce_scatter_tensor"), nullptr),
-        "reduce_scatter_tensor");
-  out.writeBack();
-  return done({output}, c10d::OpType::_REDUCE_SCATTER_BASE);
+  return launch(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, opts.asyncOp,
+                reduceScatterRun(output, input, opts.reduceOp, "reduce_scatter_tensor"));
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::reduce_scatter(
@@ -267,9 +385,8 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::reduce_scatter(
     }
     flat.push_back(i.reshape({-1}));
   }
-  at::Tensor joined = at::cat(flat);
-  _reduce_scatter_base(output, joined, opts);
-  return done(outputs, c10d::OpType::REDUCE_SCATTER);
+  return launch(c10d::OpType::REDUCE_SCATTER, outputs, opts.asyncOp,
+                reduceScatterRun(output, at::cat(flat), opts.reduceOp, "reduce_scatter"));
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::reduce_scatter_tensor_coalesced(
@@ -277,14 +394,20 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::reduce_scatter_tensor_coalesced(
     const c10d::ReduceScatterOptions& opts) {
   if (outputs.size() != inputs.size())
     refuse("reduce_scatter_tensor_coalesced: list lengths differ");
-  for (size_t i = 0; i < inputs.size(); ++i) _reduce_scatter_base(outputs[i], inputs[i], opts);
-  return done(outputs, c10d::OpType::COALESCED);
+  std::vector<std::function<void()>> runs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    runs.push_back(
+        reduceScatterRun(outputs[i], inputs[i], opts.reduceOp, "reduce_scatter_tensor_coalesced"));
+  }
+  return launch(c10d::OpType::COALESCED, outputs, opts.asyncOp, [runs = std::move(runs)] {
+    for (const auto& run : runs) run();
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
                                                           std::vector<int64_t>& outputSplits,
                                                           std::vector<int64_t>& inputSplits,
-                                                          const c10d::AllToAllOptions&) {
+                                                          const c10d::AllToAllOptions& opts) {
   requireCpu(input, "all_to_all_single input");
   requireCpu(output, "all_to_all_single output");
   sameLayout(input, output, "all_to_all_single");
@@ -295,53 +418,63 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::alltoall_base(at::Tensor& output, at
   const int64_t inRow = in.dim() == 0 || in.size(0) == 0 ? 1 : in.numel() / in.size(0);
   const int64_t outRow =
       out.data.dim() == 0 || out.data.size(0) == 0 ? 1 : out.data.numel() / out.data.size(0);
-  const auto rowsOf = [&](const std::vector<int64_t>& splits, const at::Tensor& t, int peer) {
-    if (splits.empty()) return (t.dim() == 0 ? 1 : t.size(0)) / n;
-    return splits[static_cast<size_t>(peer)];
-  };
   for (const auto* splits : {&inputSplits, &outputSplits}) {
     if (!splits->empty() && static_cast<int>(splits->size()) != n) {
       refuse("all_to_all_single: split sizes have " + std::to_string(splits->size()) +
              " entries for " + std::to_string(n) + " ranks");
     }
   }
+  loomComm_t comm = live("all_to_all_single");
   if (inputSplits.empty() && outputSplits.empty()) {
     if (in.numel() % n != 0 || in.numel() != out.data.numel()) {
       refuse("all_to_all_single: " + std::to_string(in.numel()) + " input and " +
              std::to_string(out.data.numel()) + " output elements do not split evenly over " +
              std::to_string(n) + " ranks");
     }
-    check(loomAllToAll(in.data_ptr(), out.data.data_ptr(), in.numel() / n, loomType(in),
-                       live("all_to_all_single"), nullptr),
-          "all_to_all_single");
-  } else {
-    // Uneven splits: a group of sends and receives, one pair per peer.
-    const size_t es = in.element_size();
-    const auto* from = static_cast<const char*>(in.data_ptr());
-    auto* to = static_cast<char*>(out.data.data_ptr());
-    loomComm_t comm = live("all_to_all_single");
-    grouped("all_to_all_single", [&] {
-      int64_t inAt = 0;
-      int64_t outAt = 0;
-      for (int p = 0; p < n; ++p) {
-        const int64_t sendCount = rowsOf(inputSplits, in, p) * inRow;
-        const int64_t recvCount = rowsOf(outputSplits, out.data, p) * outRow;
-        const loomResult_t r = exchange(from + inAt * es, sendCount, to + outAt * es, recvCount,
-                                        loomType(in), p, comm);
-        if (r != loomSuccess) return r;
-        inAt += sendCount;
-        outAt += recvCount;
-      }
-      return loomSuccess;
-    });
+    return launch(c10d::OpType::ALLTOALL_BASE, {output}, opts.asyncOp,
+                  [this, in, out, n, comm]() mutable {
+                    check(loomAllToAll(in.data_ptr(), out.data.data_ptr(), in.numel() / n,
+                                       loomType(in), comm, nullptr),
+                          "all_to_all_single");
+                    out.writeBack();
+                  });
   }
-  out.writeBack();
-  return done({output}, c10d::OpType::ALLTOALL_BASE);
+  // Uneven splits: a group of sends and receives, one pair per peer.
+  std::vector<int64_t> sendCounts;
+  std::vector<int64_t> recvCounts;
+  for (int p = 0; p < n; ++p) {
+    const auto at = static_cast<size_t>(p);
+    sendCounts.push_back(
+        (inputSplits.empty() ? (in.dim() == 0 ? 1 : in.size(0)) / n : inputSplits[at]) * inRow);
+    recvCounts.push_back((outputSplits.empty() ? (out.data.dim() == 0 ? 1 : out.data.size(0)) / n
+                                               : outputSplits[at]) *
+                         outRow);
+  }
+  return launch(c10d::OpType::ALLTOALL_BASE, {output}, opts.asyncOp,
+                [this, in, out, sendCounts, recvCounts, comm]() mutable {
+                  const size_t es = in.element_size();
+                  const auto* from = static_cast<const char*>(in.data_ptr());
+                  auto* to = static_cast<char*>(out.data.data_ptr());
+                  grouped("all_to_all_single", [&] {
+                    int64_t inAt = 0;
+                    int64_t outAt = 0;
+                    for (size_t p = 0; p < sendCounts.size(); ++p) {
+                      const loomResult_t r =
+                          exchange(from + inAt * es, sendCounts[p], to + outAt * es, recvCounts[p],
+                                   loomType(in), static_cast<int>(p), comm);
+                      if (r != loomSuccess) return r;
+                      inAt += sendCounts[p];
+                      outAt += recvCounts[p];
+                    }
+                    return loomSuccess;
+                  });
+                  out.writeBack();
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::alltoall(std::vector<at::Tensor>& outputs,
                                                      std::vector<at::Tensor>& inputs,
-                                                     const c10d::AllToAllOptions&) {
+                                                     const c10d::AllToAllOptions& opts) {
   const int n = getSize();
   if (static_cast<int>(inputs.size()) != n || static_cast<int>(outputs.size()) != n) {
     refuse("all_to_all takes lists of " + std::to_string(n) + " tensors");
@@ -357,16 +490,18 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::alltoall(std::vector<at::Tensor>& ou
     outs.emplace_back(outputs[p]);
   }
   loomComm_t comm = live("all_to_all");
-  grouped("all_to_all", [&] {
-    for (int p = 0; p < n; ++p) {
-      const loomResult_t r = exchange(ins[p].data_ptr(), ins[p].numel(), outs[p].data.data_ptr(),
-                                      outs[p].data.numel(), loomType(ins[p]), p, comm);
-      if (r != loomSuccess) return r;
-    }
-    return loomSuccess;
+  return launch(c10d::OpType::ALLTOALL, outputs, opts.asyncOp, [this, ins, outs, comm]() mutable {
+    grouped("all_to_all", [&] {
+      for (size_t p = 0; p < ins.size(); ++p) {
+        const loomResult_t r =
+            exchange(ins[p].data_ptr(), ins[p].numel(), outs[p].data.data_ptr(),
+                     outs[p].data.numel(), loomType(ins[p]), static_cast<int>(p), comm);
+        if (r != loomSuccess) return r;
+      }
+      return loomSuccess;
+    });
+    for (Dense& d : outs) d.writeBack();
   });
-  for (Dense& d : outs) d.writeBack();
-  return done(outputs, c10d::OpType::ALLTOALL);
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -379,15 +514,19 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::gather(std::vector<std::vector<at::T
     refuse("gather: the root takes one list of " + std::to_string(getSize()) + " output tensors");
   }
   at::Tensor flat = atRoot ? at::empty({input.numel() * getSize()}, input.options()) : at::Tensor();
-  check(loomGather(input.data_ptr(), atRoot ? flat.data_ptr() : nullptr, input.numel(),
-                   loomType(input), root, live("gather"), nullptr),
-        "gather");
-  if (atRoot) {
-    for (int r = 0; r < getSize(); ++r) {
-      outputs[0][r].copy_(flat.narrow(0, r * input.numel(), input.numel()).view_as(outputs[0][r]));
-    }
-  }
-  return done(atRoot ? outputs[0] : std::vector<at::Tensor>{}, c10d::OpType::GATHER);
+  std::vector<at::Tensor> result = atRoot ? outputs[0] : std::vector<at::Tensor>{};
+  loomComm_t comm = live("gather");
+  return launch(
+      c10d::OpType::GATHER, result, opts.asyncOp, [this, input, flat, result, root, atRoot, comm] {
+        check(loomGather(input.data_ptr(), atRoot ? flat.data_ptr() : nullptr, input.numel(),
+                         loomType(input), root, comm, nullptr),
+              "gather");
+        for (size_t r = 0; r < result.size(); ++r) {
+          at::Tensor o = result[r];
+          o.copy_(
+              flat.narrow(0, static_cast<int64_t>(r) * input.numel(), input.numel()).view_as(o));
+        }
+      });
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::scatter(std::vector<at::Tensor>& outputs,
@@ -405,57 +544,86 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::scatter(std::vector<at::Tensor>& out
     for (const at::Tensor& i : inputs[0]) parts.push_back(i.reshape({-1}));
     flat = at::cat(parts);
   }
-  check(loomScatter(atRoot ? flat.data_ptr() : nullptr, out.data.data_ptr(), out.data.numel(),
-                    loomType(out.data), root, live("scatter"), nullptr),
-        "scatter");
-  out.writeBack();
-  return done(outputs, c10d::OpType::SCATTER);
+  loomComm_t comm = live("scatter");
+  return launch(c10d::OpType::SCATTER, outputs, opts.asyncOp,
+                [this, out, flat, root, atRoot, comm]() mutable {
+                  check(loomScatter(atRoot ? flat.data_ptr() : nullptr, out.data.data_ptr(),
+                                    out.data.numel(), loomType(out.data), root, comm, nullptr),
+                        "scatter");
+                  out.writeBack();
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::send(std::vector<at::Tensor>& tensors, int dstRank,
                                                  int /*tag*/) {
   const at::Tensor t = single(tensors, "send").contiguous();
-  const loomResult_t result =
-      loomSend(t.data_ptr(), t.numel(), loomType(t), dstRank, live("send"), nullptr);
-  // In a batch the send runs at endCoalescing: keep what it reads alive till then.
-  if (coalescing_) coalesced_.push_back(t);
-  check(result, "send");
-  return done(tensors, c10d::OpType::SEND);
+  loomComm_t comm = live("send");
+  return pointToPoint(
+      c10d::OpType::SEND, tensors,
+      [t, dstRank, comm] {
+        return loomSend(t.data_ptr(), t.numel(), loomType(t), dstRank, comm, nullptr);
+      },
+      "send");
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::recv(std::vector<at::Tensor>& tensors, int srcRank,
                                                  int /*tag*/) {
   const at::Tensor& t = single(tensors, "recv");
   if (!t.is_contiguous()) refuse("recv into a non-contiguous tensor");
-  const loomResult_t result =
-      loomRecv(t.data_ptr(), t.numel(), loomType(t), srcRank, live("recv"), nullptr);
-  if (coalescing_) coalesced_.push_back(t);
-  check(result, "recv");
-  return done(tensors, c10d::OpType::RECV);
+  loomComm_t comm = live("recv");
+  return pointToPoint(
+      c10d::OpType::RECV, tensors,
+      [t, srcRank, comm] {
+        return loomRecv(t.data_ptr(), t.numel(), loomType(t), srcRank, comm, nullptr);
+      },
+      "recv");
 }
 
-c10::intrusive_ptr<c10d::Work> LoomBackend::barrier(const c10d::BarrierOptions&) {
-  uint8_t token = 0;
-  check(loomAllReduce(&token, &token, 1, loomUint8, loomMax, live("barrier"), nullptr), "barrier");
-  return done({}, c10d::OpType::BARRIER);
+c10::intrusive_ptr<c10d::Work> LoomBackend::barrier(const c10d::BarrierOptions& opts) {
+  loomComm_t comm = live("barrier");
+  return launch(c10d::OpType::BARRIER, {}, opts.asyncOp, [this, comm] {
+    uint8_t token = 0;
+    check(loomAllReduce(&token, &token, 1, loomUint8, loomMax, comm, nullptr), "barrier");
+  });
 }
 
 void LoomBackend::monitoredBarrier(const c10d::BarrierOptions& opts, bool /*waitAllRanks*/) {
-  barrier(opts);
+  c10d::BarrierOptions blocking = opts;
+  blocking.asyncOp = false;
+  barrier(blocking)->wait();
 }
 
 void LoomBackend::startCoalescing() {
-  // batch_isend_irecv: the sends and receives between start and end run as one
-  // Loom group, so a pair that sends to each other cannot block.
-  check(loomGroupStart(), "start of a coalesced batch");
+  // batch_isend_irecv: the calls until endCoalescing are collected and run
+  // as one Loom group, so a pair that sends to each other cannot block.
   coalescing_ = true;
   coalesced_.clear();
+  batch_.clear();
+  batchWorks_.clear();
 }
 
 c10::intrusive_ptr<c10d::Work> LoomBackend::endCoalescing() {
   coalescing_ = false;
-  check(loomGroupEnd(), "coalesced batch");
-  return done(std::move(coalesced_), c10d::OpType::COALESCED);
+  p2p_->flush();
+  auto work = c10::make_intrusive<LoomWork>(std::move(coalesced_), c10d::OpType::COALESCED);
+  queue_.push([this, work, runs = std::move(batch_), works = std::move(batchWorks_)] {
+    std::exception_ptr error;
+    try {
+      refuseIfAborted("this batch");
+      grouped("coalesced batch", [&] {
+        for (const auto& run : runs) run();
+        return loomSuccess;
+      });
+    } catch (...) {
+      error = std::current_exception();
+    }
+    for (const auto& w : works) w->complete(error);
+    work->complete(error);
+  });
+  coalesced_.clear();
+  batch_.clear();
+  batchWorks_.clear();
+  return work;
 }
 
 }  // namespace loom::torch_backend

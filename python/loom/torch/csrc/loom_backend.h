@@ -3,19 +3,30 @@
 // the c10d Store torch hands the backend (rank 0 publishes a unique id, the
 // others read it), so no Loom-specific environment is needed.
 //
-// Collectives run on the calling thread, also for async_op=True: the Work
-// returned is already complete, with a completed future (what DDP's comm
-// hooks read). Tags of send/recv are not matched: messages between two ranks
-// arrive in the order they were sent, as with NCCL.
+// Blocking calls run on the caller's thread when nothing is queued; calls
+// with async_op=True and batches go to the group's worker thread
+// (work_queue.h), and their Work completes there, future included (what
+// DDP's comm hooks chain on). Sends and receives wait until one of them is
+// waited on, or another call comes, and then run together as one group on
+// the worker (p2p_batch.h). Arguments are checked on the caller's thread, so
+// a refused call throws at once and touches nothing. Tags of send/recv are
+// not matched: messages between two ranks arrive in the order they were
+// sent, as with NCCL.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <functional>
+#include <map>
 #include <string>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
 #include "loom/loom.h"
+#include "loom_work.h"
+#include "p2p_batch.h"
+#include "work_queue.h"
 
 namespace loom::torch_backend {
 
@@ -92,19 +103,50 @@ class LoomBackend : public c10d::Backend {
  private:
   /// Throws a c10d error carrying Loom's message unless `result` is success.
   void check(loomResult_t result, const char* what) const;
-  /// Runs `enqueue` (which returns its first failure, or success) between
-  /// loomGroupStart and loomGroupEnd, so its calls run as one batch; the
-  /// group is always closed, and the first failure is thrown.
+  /// Runs `enqueue` (which returns its first failure, or success, or throws)
+  /// between loomGroupStart and loomGroupEnd, so its calls run as one batch;
+  /// the group is always closed, and the first failure is thrown.
   template <typename Enqueue>
   void grouped(const char* what, Enqueue&& enqueue) {
     check(loomGroupStart(), what);
-    const loomResult_t queued = enqueue();
+    loomResult_t queued = loomSuccess;
+    try {
+      queued = enqueue();
+    } catch (...) {
+      loomGroupEnd();
+      throw;
+    }
     const loomResult_t ended = loomGroupEnd();
     check(queued != loomSuccess ? queued : ended, what);
   }
   loomComm_t live(const char* what) const;
+  /// Throws a c10d error for `what` once the group was aborted.
+  void refuseIfAborted(const char* what) const;
+  /// A send or receive: batched until needed (p2p_batch.h), or part of a batch.
+  c10::intrusive_ptr<c10d::Work> pointToPoint(c10d::OpType type, std::vector<at::Tensor> result,
+                                              std::function<loomResult_t()> enqueue,
+                                              const char* what);
+  /// Runs `run` (which makes the Loom calls and writes results back) now on
+  /// this thread when `async` is false and nothing is queued, else on the
+  /// worker; inside a batch (startCoalescing), at endCoalescing. Returns the
+  /// call's Work, its result `result`.
+  c10::intrusive_ptr<c10d::Work> launch(c10d::OpType type, std::vector<at::Tensor> result,
+                                        bool async, std::function<void()> run);
+  /// Checks an all-gather of `input` into `output` now; the returned run does it.
+  std::function<void()> allGatherRun(const at::Tensor& output, const at::Tensor& input,
+                                     const char* what);
+  /// Checks a reduce-scatter of `input` into `output` now; the returned run does it.
+  std::function<void()> reduceScatterRun(const at::Tensor& output, const at::Tensor& input,
+                                         const c10d::ReduceOp& reduceOp, const char* what);
 
   loomComm_t comm_ = nullptr;
+  /// Set by abort(): tasks still queued fail without touching the communicator.
+  std::atomic<bool> aborted_{false};
+  WorkQueue queue_;
+  std::shared_ptr<P2pBatch> p2p_;
+  /// A batch's calls and their Works, run as one Loom group at endCoalescing.
+  std::vector<std::function<void()>> batch_;
+  std::vector<c10::intrusive_ptr<LoomWork>> batchWorks_;
   /// Error feedback per DDP bucket: the residual belongs to a tensor across steps.
   std::map<int64_t, std::pair<loomErrorFeedback_t, int64_t>> feedback_;
   bool coalescing_ = false;

@@ -4,35 +4,6 @@
 #include <c10/util/Exception.h>
 
 namespace loom::torch_backend {
-namespace {
-
-/// Work that finished before it was returned: every collective here runs on
-/// the calling thread. Its future is complete too, holding the output tensors.
-class DoneWork : public c10d::Work {
- public:
-  DoneWork(std::vector<at::Tensor> result, c10d::OpType type)
-      : Work(-1, type),
-        result_(std::move(result)),
-        future_(c10::make_intrusive<c10::ivalue::Future>(
-            c10::ListType::create(c10::TensorType::get()))) {
-    future_->markCompleted(c10::IValue(result_));
-  }
-  bool isCompleted() override { return true; }
-  bool isSuccess() const override { return true; }
-  bool wait(std::chrono::milliseconds /*timeout*/) override { return true; }
-  std::vector<at::Tensor> result() override { return result_; }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
-
- private:
-  std::vector<at::Tensor> result_;
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
-};
-
-}  // namespace
-
-c10::intrusive_ptr<c10d::Work> done(std::vector<at::Tensor> result, c10d::OpType type) {
-  return c10::make_intrusive<DoneWork>(std::move(result), type);
-}
 
 [[noreturn]] void refuse(const std::string& message) {
   C10_THROW_ERROR(ValueError, "loom backend: " + message);

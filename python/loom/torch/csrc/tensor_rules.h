@@ -5,15 +5,11 @@
 
 #include <string>
 #include <torch/csrc/distributed/c10d/Types.hpp>
-#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
 
 #include "loom/loom.h"
 
 namespace loom::torch_backend {
-
-/// A Work that is complete when returned, with a complete future holding `result`.
-c10::intrusive_ptr<c10d::Work> done(std::vector<at::Tensor> result, c10d::OpType type);
 
 [[noreturn]] void refuse(const std::string& message);
 
