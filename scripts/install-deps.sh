@@ -10,7 +10,7 @@ packages=(
   libucx-dev libibverbs-dev
   libopenblas-dev
   openmpi-bin libopenmpi-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libbenchmark-dev
   libfmt-dev libcli11-dev nlohmann-json3-dev libpugixml-dev
   clang-format clang-tidy clang-14 libclang-rt-14-dev
   iproute2 procps strace

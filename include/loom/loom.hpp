@@ -3,6 +3,10 @@
 #ifndef LOOM_LOOM_HPP_
 #define LOOM_LOOM_HPP_
 
+#if __cplusplus < 202002L
+#error "loom/loom.hpp needs C++20 (std::span): compile with -std=c++20, or use loom/loom.h"
+#endif
+
 #include <cstdint>
 #include <span>
 #include <stdexcept>

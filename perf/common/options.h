@@ -26,6 +26,14 @@ struct PerfOptions {
   int root = 0;
   int average = 1;
   std::string csv;
+  // Taken so that scripts written for nccl-tests run unchanged; see makeRunConfig.
+  int gpusPerThread = 1;
+  int aggregated = 1;
+  int parallelInit = 0;
+  int graphLaunches = 0;
+  int reportCpuTime = 0;
+  int localRegister = 0;
+  int timeoutSeconds = 0;
 };
 
 inline void addCommonFlags(CLI::App& app, PerfOptions& o) {
@@ -55,6 +63,21 @@ inline void addCommonFlags(CLI::App& app, PerfOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(0, 3));
   app.add_option("--csv", o.csv, "also write size,time_us,algbw,busbw,wrong rows to FILE");
+  // nccl-tests' other flags: honoured where they mean something here, else
+  // taken and explained in the table's header (makeRunConfig).
+  app.add_option("-g,--ngpus", o.gpusPerThread, "devices per thread: 1 (one rank per thread)")
+      ->capture_default_str();
+  app.add_option("-m,--agg_iters", o.aggregated, "operations aggregated per iteration (taken: 1)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("-p,--parallel_init", o.parallelInit,
+                 "taken; ranks always initialise in parallel");
+  app.add_option("-G,--cudagraph", o.graphLaunches, "CUDA graph launches (taken: not measured)");
+  app.add_option("-C,--report_cputime", o.reportCpuTime, "taken; times are wall-clock");
+  app.add_option("-R,--local_register", o.localRegister, "taken; buffers need no registration");
+  app.add_option("-T,--timeout", o.timeoutSeconds,
+                 "seconds before a stuck operation fails (sets LOOM_TIMEOUT unless set)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 /// Throws std::invalid_argument with a message naming the bad value.
@@ -79,6 +102,26 @@ inline RunConfig makeRunConfig(const PerfOptions& o, const std::string& program)
   } else {
     std::snprintf(buf, sizeof buf, "minBytes %s maxBytes %s step: %g(factor)", o.minBytes.c_str(),
                   o.maxBytes.c_str(), o.stepFactor);
+  }
+  if (o.gpusPerThread != 1) {
+    throw std::invalid_argument(
+        "-g " + std::to_string(o.gpusPerThread) +
+        ": each rank drives one device and runs on its own thread or process; for " +
+        std::to_string(o.gpusPerThread) + " ranks in this process use -t " +
+        std::to_string(o.gpusPerThread) + " (or start " + std::to_string(o.gpusPerThread) +
+        " processes with a launcher)");
+  }
+  if (o.aggregated > 1) {
+    cfg.notes.push_back("-m " + std::to_string(o.aggregated) +
+                        ": each operation is timed on its own (not aggregated)");
+  }
+  if (o.graphLaunches > 0) {
+    cfg.notes.push_back("-G " + std::to_string(o.graphLaunches) +
+                        ": CUDA graph launches are not measured; calls are timed directly");
+  }
+  if (o.reportCpuTime != 0) cfg.notes.push_back("-C: times are wall-clock, not CPU time");
+  if (o.localRegister != 0) {
+    cfg.notes.push_back("-R: buffers are used as they are (Loom needs no registration)");
   }
   cfg.settings = std::string(buf) + " warmup iters: " + std::to_string(o.warmup) +
                  " iters: " + std::to_string(o.iters) + " validation: " + std::to_string(o.check) +

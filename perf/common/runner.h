@@ -47,6 +47,7 @@ struct RunConfig {
   AvgMode avgMode = AvgMode::Mean;
   std::string csvPath;
   std::string settings;                  // flags summary for the header
+  std::vector<std::string> notes;        // nccl-tests flags taken but not honoured, and why
   const DeviceMemory* device = nullptr;  // null: host buffers
 };
 
@@ -97,6 +98,7 @@ inline int64_t runBenchmark(Backend& be, const RunConfig& cfg) {
     std::printf("# %s %s: %s\n", cfg.program.c_str(), collName(cfg.coll), be.describe().c_str());
     std::printf("# nranks %d  %s  time: %s\n", n, cfg.settings.c_str(),
                 detail::avgModeName(cfg.avgMode));
+    for (const std::string& note : cfg.notes) std::printf("# note: %s\n", note.c_str());
     printTableHeader();
   }
   CsvWriter csv(printer ? cfg.csvPath : std::string());

@@ -2,10 +2,13 @@
 //   loomrun -n 4 loom_perf allreduce -b 8 -e 256M -f 2     (one process per rank)
 //   loom_perf allgather -t 4 -e 64M                          (4 ranks as threads)
 //   loom_perf --memcpy                                       (memcpy ceiling)
+// Installed also under nccl-tests' names (all_reduce_perf, ...), which imply
+// the collective: `mpirun -np 8 all_reduce_perf -b 8 -e 8G -f 2 -g 1` runs as is.
 #include <loom/loom.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <thread>
@@ -27,6 +30,25 @@ bool underLauncher() {
     if (std::getenv(name)) return true;
   }
   return false;
+}
+
+/// The collective nccl-tests' program `name` (a path's last part) runs, or "".
+std::string collectiveOfProgram(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  const std::string name = slash != nullptr ? slash + 1 : path;
+  static constexpr const char* kNames[][2] = {{"all_reduce_perf", "allreduce"},
+                                              {"all_gather_perf", "allgather"},
+                                              {"reduce_scatter_perf", "reducescatter"},
+                                              {"broadcast_perf", "broadcast"},
+                                              {"reduce_perf", "reduce"},
+                                              {"alltoall_perf", "alltoall"},
+                                              {"sendrecv_perf", "sendrecv"},
+                                              {"gather_perf", "gather"},
+                                              {"scatter_perf", "scatter"}};
+  for (const auto& [program, collective] : kNames) {
+    if (name == program) return collective;
+  }
+  return "";
 }
 
 [[noreturn]] void die(const std::string& message) {
@@ -115,6 +137,18 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (memcpyMode) return perf::runMemcpyBandwidth();
+  if (const std::string implied = collectiveOfProgram(argv[0]); !implied.empty()) {
+    if (!options.collective.empty() && options.collective != implied) {
+      std::fprintf(stderr, "loom_perf: %s runs %s, not %s\n", argv[0], implied.c_str(),
+                   options.collective.c_str());
+      return 2;
+    }
+    options.collective = implied;
+  }
+  if (options.timeoutSeconds > 0) {
+    // -T as in nccl-tests; an explicit LOOM_TIMEOUT wins.
+    setenv("LOOM_TIMEOUT", std::to_string(options.timeoutSeconds).c_str(), 0);
+  }
   if (std::string why = perf::checkCompressFlag(compress); !why.empty()) {
     std::fprintf(stderr, "loom_perf: %s\n", why.c_str());
     return 2;

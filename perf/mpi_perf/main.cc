@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   perf::RunConfig cfg;
   try {
     cfg = perf::makeRunConfig(options, "mpi_perf");
+    if (options.timeoutSeconds > 0) cfg.notes.push_back("-T: MPI calls have no timeout");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mpi_perf: %s\n", e.what());
     return 2;

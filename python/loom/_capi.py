@@ -44,15 +44,19 @@ def _try_load(where, path, tried):
 
 
 def _load_library():
-    """Loads libloom from the first place that has it, in the documented order."""
+    """Loads libloom from the first place that has it, in the documented order.
+
+    LOOM_LIBRARY, when set, is the only place: a library asked for by name that
+    does not load is an error, never a quiet fall back to another one."""
     tried = []
     env_path = os.environ.get("LOOM_LIBRARY")
     if env_path:
         loaded = _try_load("LOOM_LIBRARY", env_path, tried)
         if loaded is not None:
             return loaded
-    else:
-        tried.append("LOOM_LIBRARY: not set")
+        raise ImportError(f"loom: LOOM_LIBRARY={env_path} does not load: {tried[0]}\n"
+                          "Unset LOOM_LIBRARY to use the library installed with the package.")
+    tried.append("LOOM_LIBRARY: not set")
     bundled = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "libloom.so.0")
     loaded = _try_load("next to the package", bundled, tried)
     if loaded is not None:

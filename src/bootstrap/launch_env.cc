@@ -137,10 +137,13 @@ LaunchEnv detectLaunchEnv() {
     readLocal(env, "MPI_LOCALRANKID", "MPI_LOCALNRANKS");
     env.jobKey = firstOf({"PMI_ID", "PMI_KVSNAME", "PMIX_NAMESPACE"}, "pmi");
   } else {
-    raise(ErrorCode::InvalidUsage,
-          "no launcher environment found: set LOOM_RANK/LOOM_WORLD_SIZE (loomrun), "
-          "OMPI_COMM_WORLD_RANK/SIZE (mpirun), RANK/WORLD_SIZE/MASTER_ADDR (torchrun), "
-          "SLURM_PROCID/SLURM_NTASKS (srun) or PMI_RANK/PMI_SIZE");
+    // Started by hand: one rank, as MPI runs a program started without mpirun.
+    env.launcher = "none";
+    env.jobKey = fmt::format("single.{}", getpid());
+    LOOM_INFO(
+        "no launcher environment found (LOOM_RANK/LOOM_WORLD_SIZE of loomrun, "
+        "OMPI_COMM_WORLD_RANK of mpirun, RANK/WORLD_SIZE of torchrun, SLURM_PROCID of srun, "
+        "PMI_RANK): running as a single rank");
   }
   parseCommId(env);
   LOOM_INFO("launched by {}: rank {} of {}, local {} of {}, job key '{}'", env.launcher, env.rank,

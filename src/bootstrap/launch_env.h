@@ -10,7 +10,7 @@
 namespace loom {
 
 struct LaunchEnv {
-  std::string launcher;  // "loomrun", "openmpi", "pmi", "slurm", "torchrun"
+  std::string launcher;  // "loomrun", "openmpi", "pmi", "slurm", "torchrun"; "none": one rank
   int rank = 0;
   int worldSize = 1;
   int localRank = 0;
@@ -23,8 +23,9 @@ struct LaunchEnv {
   std::string jobKey;  // stable per job (OMPI jobid, SLURM_JOB_ID.STEP, ...)
 };
 
-/// Throws Error(InvalidUsage) naming the variables looked for when no launcher
-/// environment is recognised, InvalidArgument when values are inconsistent.
+/// The launcher's rank, world and job; with no launcher environment, a world
+/// of one rank (launcher "none", logged at INFO). Throws InvalidArgument when
+/// values are inconsistent.
 LaunchEnv detectLaunchEnv();
 
 /// The id every rank of `env` agrees on. With LOOM_UNIQUE_ID it is that.

@@ -47,6 +47,9 @@ std::string numericAddress(const std::string& host) {
 
 UniqueId resolveUniqueId(const LaunchEnv& env) {
   if (env.id) return *env.id;
+  // A single rank started by hand: nobody else derives this id, so it can
+  // be a fresh one (random secret, any free port).
+  if (env.launcher == "none" && !envString("LOOM_COMM_ID")) return startRendezvous();
   const bool fromCommId = envString("LOOM_COMM_ID").has_value();
   UniqueId id;
   id.host = numericAddress(env.masterHost.empty() ? "127.0.0.1" : env.masterHost);
@@ -76,6 +79,8 @@ UniqueId resolveUniqueId(const LaunchEnv& env) {
     // The advertised address may not be local (NAT, an alias): listen on all
     // addresses of this family instead, at the same port.
     options.bindHost = id.host.find(':') != std::string::npos ? "::" : "0.0.0.0";
+    LOOM_WARN("rank 0: cannot listen on {} ({}); serving the rendezvous on every address ({})",
+              id.host, first.what(), options.bindHost);
     try {
       startRendezvous(options);
     } catch (const Error& second) {

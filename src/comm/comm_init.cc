@@ -11,6 +11,7 @@
 #include "comm/network_links.h"
 #include "core/env.h"
 #include "core/log.h"
+#include "core/socket.h"
 #include "topology/host_summary.h"
 #include "tuner/network_channels.h"
 #include "tuner/tuner_topology.h"
@@ -206,7 +207,9 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   const Deadline deadline = Deadline::after(comm->config.timeout);
 
   comm->bootstrap = Bootstrap::join(id, rank, nranks, deadline, &comm->aborted);
-  comm->tcpListener = std::make_unique<TcpListener>(std::string());
+  // The interface that reaches the rendezvous reaches the peers: loopback
+  // when the job is on one host (its rendezvous is), nothing external then.
+  comm->tcpListener = std::make_unique<TcpListener>(chooseLocalHost(id.host));
   comm->peers = exchangePeerInfo(*comm, deadline);
   // The model first: it says how many link sets fill the network.
   setUpTuner(*comm);

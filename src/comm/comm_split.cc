@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "comm/comm.h"
+#include "core/socket.h"
 
 namespace loom {
 
@@ -37,7 +38,11 @@ std::unique_ptr<Comm> splitComm(Comm& parent, int color, int key) {
     if (group[i].rank == parent.rank) newRank = static_cast<int>(i);
   }
   const bool leader = newRank == 0;
-  const std::string offer = leader ? startRendezvous().toHex() : std::string();
+  // The leader serves where its own links listen: loopback for a job on one
+  // host, else the interface that reaches the parent's peers.
+  RendezvousOptions options;
+  options.bindHost = SocketAddress::parse(parent.tcpListener->address()).host();
+  const std::string offer = leader ? startRendezvous(options).toHex() : std::string();
   const auto offers = parent.bootstrap->allGather(offer, deadline);
   if (color < 0) return nullptr;
   const UniqueId id = UniqueId::fromHex(offers[group.front().rank]);

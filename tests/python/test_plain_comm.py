@@ -8,7 +8,6 @@ one-rank communicator.
 Environment: LOOM_BUILD_DIR (default <repo>/build) holds loomrun and libloom.so.0.
 """
 
-import ctypes.util
 import os
 import pathlib
 import shutil
@@ -87,26 +86,44 @@ def test_import_needs_neither_torch_nor_numpy():
     assert done.stdout.strip() == "0.1.0"
 
 
-def test_missing_library_is_an_import_error_naming_the_places_tried(tmp_path):
-    if ctypes.util.find_library("loom"):
-        pytest.skip("a system libloom is reachable, so a bad LOOM_LIBRARY is not fatal")
-    # A copy of the package without the installer's lib/ next to it.
+IMPORT_OR_SAY_WHY = ("try:\n"
+                     "    import loom\n"
+                     "except ImportError as e:\n"
+                     "    print(e)\n"
+                     "else:\n"
+                     "    raise SystemExit('import succeeded from ' + loom._capi.lib._name)\n")
+
+
+def bare_package(tmp_path):
+    """A copy of the package without the installer's lib/ next to it."""
     package = tmp_path / "loom"
     package.mkdir()
     for module in ("__init__.py", "_capi.py", "comm.py"):
         shutil.copy(REPO / "python" / "loom" / module, package / module)
-    done = run_python(
-        "try:\n"
-        "    import loom\n"
-        "except ImportError as e:\n"
-        "    print(e)\n"
-        "else:\n"
-        "    raise SystemExit('import succeeded from ' + loom._capi.lib._name)\n",
-        LOOM_LIBRARY="/nonexistent/libloom.so.0", PYTHONPATH=str(tmp_path))
+    return package
+
+
+def test_unloadable_loom_library_is_an_import_error(tmp_path):
+    # Even with a loadable libloom next to the package: what was asked for wins.
+    done = run_python(IMPORT_OR_SAY_WHY, LOOM_LIBRARY="/nonexistent/libloom.so.0")
     assert done.returncode == 0, done.stdout + done.stderr
-    for place in ("LOOM_LIBRARY", "/nonexistent/libloom.so.0",
-                  str(package / "lib" / "libloom.so.0"), "find_library"):
-        assert place in done.stdout
+    assert "LOOM_LIBRARY=/nonexistent/libloom.so.0 does not load" in done.stdout
+
+
+def test_missing_library_is_an_import_error_naming_the_places_tried(tmp_path):
+    package = bare_package(tmp_path)
+    env = {"PYTHONPATH": str(tmp_path)}
+    # No system libloom either, whatever this machine has installed.
+    hide_system = "import ctypes.util\nctypes.util.find_library = lambda name: None\n"
+    done = subprocess.run([sys.executable, "-c", hide_system + IMPORT_OR_SAY_WHY],
+                          capture_output=True,
+                          text=True, timeout=120,
+                          env={k: v for k, v in {**os.environ, **env}.items()
+                               if k != "LOOM_LIBRARY"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "LOOM_LIBRARY: not set" in done.stdout
+    assert str(package / "lib" / "libloom.so.0") in done.stdout
+    assert 'find_library("loom"): found nothing' in done.stdout
 
 
 def test_unique_id_is_128_bytes():

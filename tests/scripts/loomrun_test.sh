@@ -180,6 +180,15 @@ for args in "true" "-n 0 true" "-n 2" "-n 2 --no-such-flag true" "-n 2 --timeout
   [ "$rc" = 2 ] || fail "usage error '$args': loomrun returned $rc"
 done
 
+# --- --version and --help ------------------------------------------------------
+version=$(timeout 60 "$LOOMRUN" --version) || fail "--version returned $?"
+[[ $version =~ ^loomrun\ \(Loom\ [0-9]+\.[0-9]+\.[0-9]+\)$ ]] || fail "--version printed '$version'"
+timeout 60 "$LOOMRUN" --help >"$work/help" || fail "--help returned $?"
+grep -q "^usage: loomrun -n N .*prog \[args...\]" "$work/help" ||
+  fail "--help has no usage line with the program: $(head -3 "$work/help")"
+timeout 60 "$LOOMRUN" >/dev/null 2>"$work/err"
+grep -q "prog \[args...\]" "$work/err" || fail "a usage error shows no usage line: $(cat "$work/err")"
+
 # --- a real Loom job rendezvouses through loomrun (when loom_perf is built) ----
 perf="$BUILD/perf/loom_perf"
 if [ -x "$perf" ]; then

@@ -85,8 +85,16 @@ class LaunchEnvTest : public ::testing::Test {
   std::map<std::string, std::string> saved_;
 };
 
-TEST_F(LaunchEnvTest, NothingSetIsInvalidUsageNamingVariables) {
-  expectError(ErrorCode::InvalidUsage, "OMPI_COMM_WORLD_RANK");
+// Started without a launcher, a program is one rank of its own world.
+TEST_F(LaunchEnvTest, NothingSetIsOneRank) {
+  const LaunchEnv env = detectLaunchEnv();
+  EXPECT_EQ(env.launcher, "none");
+  EXPECT_EQ(env.rank, 0);
+  EXPECT_EQ(env.worldSize, 1);
+  EXPECT_EQ(env.localSize, 1);
+  const UniqueId id = resolveUniqueId(env);
+  auto alone = Bootstrap::join(id, 0, 1, Deadline::after(5s));
+  EXPECT_EQ(alone->allGather("only", Deadline::after(5s)), std::vector<std::string>{"only"});
 }
 
 TEST_F(LaunchEnvTest, Loomrun) {

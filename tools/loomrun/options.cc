@@ -8,8 +8,19 @@
 namespace loomrun {
 
 namespace {
+
 constexpr const char* kUsage =
     "usage: loomrun -n N [--tag-output] [--timeout SECONDS] [--] prog [args...]";
+
+/// --help's first line says what loomrun takes, the program included (CLI11's
+/// own would read "loomrun [OPTIONS]").
+class UsageFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* /*app*/, std::string /*name*/) const override {
+    return std::string(kUsage) + "\n";
+  }
+};
+
 }  // namespace
 
 std::optional<Options> parseOptions(int argc, char** argv, int& exitCode) {
@@ -17,6 +28,8 @@ std::optional<Options> parseOptions(int argc, char** argv, int& exitCode) {
   CLI::App app{"Launch N ranks of a Loom program on this machine.", "loomrun"};
   // Stop at the first positional: the rest is the program's command line.
   app.prefix_command();
+  app.formatter(std::make_shared<UsageFormatter>());
+  app.set_version_flag("--version", std::string("loomrun (Loom ") + LOOM_VERSION_STRING + ")");
   app.add_option("-n,--np", options.nranks, "number of ranks to start")
       ->required()
       ->check(CLI::Range(1, 4096));
@@ -32,6 +45,7 @@ std::optional<Options> parseOptions(int argc, char** argv, int& exitCode) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
+    if (code != 0) std::fprintf(stderr, "%s\n", kUsage);
     exitCode = code == 0 ? 0 : 2;
     return std::nullopt;
   }
