@@ -103,6 +103,23 @@ const uint8_t* receive(Link& link, size_t bytes, Deadline deadline) {
   }
 }
 
+/// Every rank of `w` exchanges `count` messages with every peer on all its
+/// links at once (a thread each), `linksPerRank` links per rank.
+void exchangeEverywhere(World& w, int count, size_t slotBytes, size_t linksPerRank) {
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < w.links.size(); ++r) {
+    ASSERT_EQ(w.links[r].size(), linksPerRank) << "rank " << r;
+    threads.emplace_back([&, r] {
+      try {
+        exchange(static_cast<int>(r), w.links[r], count, slotBytes);
+      } catch (const Error& e) {
+        ADD_FAILURE() << "rank " << r << ": " << e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
 class UcxLinkExchange : public ::testing::TestWithParam<int> {};
 
 // 40 messages per direction and pair through 4 slots: flow control in both
@@ -113,18 +130,7 @@ TEST_P(UcxLinkExchange, ManyMessagesBothDirections) {
   config.slots = 4;
   const int nranks = GetParam();
   World w = connectAll(nranks, config);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < nranks; ++r) {
-    ASSERT_EQ(w.links[r].size(), static_cast<size_t>(nranks - 1));
-    threads.emplace_back([&, r] {
-      try {
-        exchange(r, w.links[r], 40, config.slotBytes);
-      } catch (const Error& e) {
-        ADD_FAILURE() << "rank " << r << ": " << e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
+  exchangeEverywhere(w, 40, config.slotBytes, static_cast<size_t>(nranks - 1));
 }
 
 INSTANTIATE_TEST_SUITE_P(UcxLink, UcxLinkExchange, ::testing::Values(2, 3, 4));
@@ -140,18 +146,7 @@ TEST(UcxLink, ChannelsAreSeparateFifos) {
   link_traffic::channelsStayApart(w.links[0], w.links[1]);
   link_traffic::channelsStayApart(w.links[1], w.links[0]);
   World three = connectAll(3, config);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 3; ++r) {
-    ASSERT_EQ(three.links[r].size(), 6u);
-    threads.emplace_back([&, r] {
-      try {
-        exchange(r, three.links[r], 20, config.slotBytes);
-      } catch (const Error& e) {
-        ADD_FAILURE() << "rank " << r << ": " << e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
+  exchangeEverywhere(three, 20, config.slotBytes, 6);
 }
 
 TEST(UcxLink, AddressIsHex) {
