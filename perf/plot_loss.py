@@ -5,8 +5,9 @@
     python3 perf/plot_loss.py --out loss.png --label exact=none.csv --label int8=int8.csv
 
 Each CSV is a `loom-train --log` file (columns step, loss, ...). A curve is
-labelled with its file name unless given as LABEL=FILE. Needs matplotlib
-(`pip install matplotlib`); nothing in the test suite does.
+labelled with its file name unless given as LABEL=FILE; curves that coincide
+stay visible (own dash, staggered markers) and say so in the legend. Needs
+matplotlib (`pip install matplotlib`); nothing in the test suite does.
 """
 import argparse
 import csv
@@ -50,11 +51,24 @@ def main():
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    for run in args.runs:
+    # Curves often coincide (an exact run and a lossless one): each gets its
+    # own dash and markers at staggered steps, and a copy says whose it is.
+    styles = ["-", "--", ":", "-."]
+    markers = ["o", "s", "^", "D", "v"]
+    drawn = []
+    for i, run in enumerate(args.runs):
         label, _, path = run.rpartition("=")
         label = label or os.path.splitext(os.path.basename(path))[0]
         steps, losses = read_losses(path)
-        ax.plot(steps, smoothed(losses, args.smooth), label=f"{label} (final {losses[-1]:.3f})")
+        same_as = next((other for other, values in drawn if values == losses), None)
+        drawn.append((label, losses))
+        every = max(1, len(steps) // 10)
+        text = f"{label} (final {losses[-1]:.3f})"
+        if same_as is not None:
+            text += f", identical to {same_as}"
+        ax.plot(steps, smoothed(losses, args.smooth), linestyle=styles[i % len(styles)],
+                marker=markers[i % len(markers)], markevery=(i * every // len(args.runs), every),
+                markersize=5, label=text)
     ax.set_xlabel("step")
     ax.set_ylabel("training loss (nats / byte)")
     ax.set_title(args.title)

@@ -1,65 +1,72 @@
 #!/usr/bin/env python3
-"""Plots ring vs tree all-reduce time against world size from `loom-topo --simulate`.
+"""Plots the cost model's all-reduce time against world size (loom-topo --simulate --json).
 
-usage: perf/plot_scaling.py BUILD_DIR [TOPOLOGY_FILE] [OUTPUT_PNG]
-
-Runs loom-topo for a latency-bound (8 B), a middle (64 KiB) and a
-bandwidth-bound (1 GiB) all-reduce on 8..1024 ranks and draws one panel per
-size: the tree, the best ring (any channel count) and the tuner's pick.
-Needs matplotlib; not run by the tests (docs/scaling.md shows its output).
+For a latency-bound (8 B), a middle (64 KiB) and a bandwidth-bound (1 GiB)
+all-reduce on 8..1024 ranks, one panel per size: the double binary tree, the
+best ring (any channel count), and the tuner's pick marked at every world size
+(Direct on one host, the hierarchical or host tree beyond). Needs matplotlib;
+not run by the tests (docs/scaling.md shows its output).
 """
+import argparse
+import json
 import pathlib
-import re
 import subprocess
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-UNITS = {"us": 1.0, "ms": 1e3, "s": 1e6}
-CANDIDATE = re.compile(r"(Direct|Tree|Ringx\d+) ([\d.]+) (us|ms|s) \(")
-ROW = re.compile(r"^\s*(\d+) ranks")
+SOURCE = pathlib.Path(__file__).resolve().parent.parent
 
 
 def simulate(tool, topology, size):
-    out = subprocess.run([tool, "--file", topology, "--simulate", "allreduce", "--bytes", size],
-                         check=True, capture_output=True, text=True).stdout
-    rows = []
-    for line in out.splitlines():
-        row = ROW.match(line)
-        if not row:
-            continue
-        times = {name: float(value) * UNITS[unit] for name, value, unit in CANDIDATE.findall(line)}
-        rows.append((int(row.group(1)), times))
-    return rows
+    out = subprocess.run([str(tool), "--file", str(topology), "--simulate", "allreduce",
+                          "--bytes", size, "--json"], check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out)["rows"]
 
 
 def main():
-    build = pathlib.Path(sys.argv[1])
-    source = pathlib.Path(__file__).resolve().parent.parent
-    topology = sys.argv[2] if len(sys.argv) > 2 else str(source / "tests/data/topo/cluster-16x-h100.xml")
-    output = sys.argv[3] if len(sys.argv) > 3 else str(source / "docs/img/scaling.png")
-    tool = str(next(build.rglob("loom-topo")))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("build", type=pathlib.Path, help="build folder holding loom-topo")
+    parser.add_argument("--topology", type=pathlib.Path,
+                        default=SOURCE / "tests/data/topo/cluster-16x-h100.xml",
+                        help="topology file (default: the 16-node H100 cluster)")
+    parser.add_argument("--output", type=pathlib.Path,
+                        help="PNG to write (default: BUILD/scaling.png; docs/img/scaling.png "
+                             "is the copy the docs show)")
+    args = parser.parse_args()
+    tools = [p for p in args.build.rglob("loom-topo") if p.is_file()]
+    if not tools:
+        sys.exit(f"plot_scaling.py: no loom-topo under {args.build} (build it first)")
+    output = args.output or args.build / "scaling.png"
+
+    import matplotlib  # pylint: disable=import-outside-toplevel
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+
     sizes = ["8", "64K", "1G"]
     fig, axes = plt.subplots(1, len(sizes), figsize=(14, 4.2))
     for ax, size in zip(axes, sizes):
-        rows = simulate(tool, topology, size)
-        multi = [(n, t) for n, t in rows if "Tree" in t]
-        ranks = [n for n, _ in multi]
-        tree = [t["Tree"] for _, t in multi]
-        ring = [min(v for k, v in t.items() if k.startswith("Ring")) for _, t in multi]
-        ax.plot(ranks, ring, "o-", label="ring (best channel count)")
-        ax.plot(ranks, tree, "s-", label="double binary tree")
+        rows = simulate(tools[0], args.topology, size)
+        ranks = [r["ranks"] for r in rows]
+
+        def best(row, prefix):
+            times = [c["us"] for c in row["candidates"]
+                     if c["name"].startswith(prefix) and c["us"] is not None]
+            return min(times) if times else float("nan")
+
+        ax.plot(ranks, [best(r, "Ring") for r in rows], "o-", label="ring (best channel count)")
+        ax.plot(ranks, [best(r, "Tree") for r in rows], "s-", label="double binary tree")
+        ax.plot(ranks, [r["pick"]["us"] for r in rows], "k*", markersize=11, label="tuner's pick")
+        for r in rows:
+            ax.annotate(r["pick"]["name"], (r["ranks"], r["pick"]["us"]),
+                        textcoords="offset points", xytext=(0, 7), ha="center", fontsize=7)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("ranks (8 per host)")
         ax.set_ylabel("all-reduce time, us (model)")
         ax.set_title(f"{size}B all-reduce")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-    fig.suptitle("Loom cost model on " + pathlib.Path(topology).name +
+        ax.legend(fontsize=8)
+    fig.suptitle("Loom cost model on " + args.topology.name +
                  " (beyond 128 ranks: hosts replicated)")
     fig.tight_layout()
     fig.savefig(output, dpi=110)

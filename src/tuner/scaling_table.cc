@@ -10,12 +10,13 @@
 #include "tuner/plan_timing.h"
 
 namespace loom::tuner {
-namespace {
 
 std::string candidateName(const Candidate& c) {
   if (c.algorithm != Algorithm::Ring) return toString(c.algorithm);
   return fmt::format("{}x{}", toString(c.algorithm), c.channels);
 }
+
+namespace {
 
 std::string formatTime(double us) {
   if (std::isnan(us)) return "-";

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include "topology/graph.h"
@@ -40,6 +41,9 @@ std::vector<ScalingRow> scalingTable(const topo::Topology& topology, const Scali
 /// 2(n-1)/n of the data over each rank's busiest link, all-gather and
 /// reduce-scatter (n-1)/n of the n * bytes they gather or scatter.
 double busBandwidth(Collective collective, size_t bytes, int ranks, double microseconds);
+
+/// "Ringx3" for a ring on 3 channels, the algorithm's name otherwise.
+std::string candidateName(const Candidate& candidate);
 
 /// Prints the rows as an aligned table, one line per rank count.
 void printScalingTable(std::ostream& out, const std::vector<ScalingRow>& rows,

@@ -84,6 +84,15 @@ if command -v python3 > /dev/null; then
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["nodes"]' "$work/json" ||
     fail "--json output does not parse"
 fi
+# --simulate with --json: the table as JSON, the same picks as the text.
+run simjson --file "$DATA/cluster-16x-h100.xml" --simulate allreduce --bytes 1G --ranks 8,1024 --json
+python3 - "$work/simjson" << 'PY' || fail "--simulate --json: $(head -c 300 "$work/simjson")"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [r["ranks"] for r in rows] == [8, 1024], rows
+assert rows[0]["pick"]["name"] == "Direct" and rows[1]["pick"]["name"] == "Ringx8", rows
+assert all(c["us"] is None or c["us"] > 0 for r in rows for c in r["candidates"])
+PY
 
 # This machine: detection works without GPUs or RDMA NICs and says so.
 run here

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "scaling_json.h"
 #include "search_report.h"
 #include "topology/detect.h"
 #include "topology/topo_file.h"
@@ -47,19 +48,24 @@ int run(const Options& o) {
     std::cout << loom::topo::saveTopologyXml(t);
     return 0;
   }
-  if (o.json) {
-    loom::topo::printTopologyJson(std::cout, t);
-    std::cout << "\n";
-    return 0;
-  }
   if (!o.simulate.empty()) {
     loom::tuner::ScalingOptions s;
     s.collective = collectiveNamed(o.simulate);
     s.bytes = o.bytes;
     if (!o.ranks.empty()) s.rankCounts = o.ranks;
     s.simulateUpTo = o.check;
+    const auto rows = loom::tuner::scalingTable(t, s);
+    if (o.json) {
+      loomtopo::printScalingJson(std::cout, t.source, rows, s);
+      return 0;
+    }
     std::cout << "# " << t.source << "\n";
-    loom::tuner::printScalingTable(std::cout, loom::tuner::scalingTable(t, s), s);
+    loom::tuner::printScalingTable(std::cout, rows, s);
+    return 0;
+  }
+  if (o.json) {
+    loom::topo::printTopologyJson(std::cout, t);
+    std::cout << "\n";
     return 0;
   }
   loom::topo::printSummaryTree(std::cout, t);
@@ -79,7 +85,8 @@ int main(int argc, char** argv) {
   app.add_option("--file", o.file, "topology file (XML, docs/topology.md) instead of detection")
       ->check(CLI::ExistingFile);
   app.add_flag("--dump", o.dump, "write the topology as XML to stdout");
-  app.add_flag("--json", o.json, "print the topology and its path matrix as JSON");
+  app.add_flag("--json", o.json,
+               "print the topology and its path matrix as JSON (with --simulate: the table)");
   app.add_option("--simulate", o.simulate,
                  "estimate a collective (allreduce, allgather, reducescatter) per world size");
   app.add_option("--bytes", o.bytes, "message size for --simulate, e.g. 1G, 64K (default 1G)")
