@@ -67,8 +67,13 @@ std::vector<std::string> labels(const Topology& t, const std::vector<int>& endpo
 template <typename Cell>
 void printTable(std::ostream& out, const std::string& title, const std::vector<std::string>& names,
                 Cell cell) {
+  // Wide enough for every label and every cell, plus a space: 450.0 next to
+  // 450.0 must not read as one number.
   size_t width = 5;
   for (const std::string& n : names) width = std::max(width, n.size() + 1);
+  for (size_t i = 0; i < names.size(); ++i) {
+    for (size_t j = 0; j < names.size(); ++j) width = std::max(width, cell(i, j).size() + 1);
+  }
   out << title << "\n" << std::string(width, ' ');
   for (const std::string& n : names) out << fmt::format("{:>{}}", n, width);
   out << "\n";
@@ -76,6 +81,44 @@ void printTable(std::ostream& out, const std::string& title, const std::vector<s
     out << fmt::format("{:<{}}", names[i], width);
     for (size_t j = 0; j < names.size(); ++j) out << fmt::format("{:>{}}", cell(i, j), width);
     out << "\n";
+  }
+}
+
+/// The CPU (socket, NUMA node) whose PCIe tree holds `node`, or -1.
+int attachedCpu(const Topology& t, int node) {
+  std::vector<bool> seen(t.nodes.size(), false);
+  std::vector<int> todo{node};
+  seen[static_cast<size_t>(node)] = true;
+  for (size_t next = 0; next < todo.size(); ++next) {
+    const int n = todo[next];
+    if (t.nodes[static_cast<size_t>(n)].kind == NodeKind::Cpu) return n;
+    for (int l : t.linksOf(n)) {
+      const Link& link = t.links[static_cast<size_t>(l)];
+      const int other = t.other(link, n);
+      if (link.kind != LinkKind::Pcie || seen[static_cast<size_t>(other)]) continue;
+      seen[static_cast<size_t>(other)] = true;
+      todo.push_back(other);
+    }
+  }
+  return -1;
+}
+
+/// nvidia-smi's affinity columns: the CPU each GPU and NIC hangs off.
+void printAffinity(std::ostream& out, const Topology& t, const std::vector<int>& endpoints,
+                   const std::vector<std::string>& names) {
+  size_t width = 5;
+  for (const std::string& n : names) width = std::max(width, n.size() + 1);
+  out << "CPU affinity (the socket whose PCIe tree holds each device):\n"
+      << fmt::format("{:<{}}{:>10}{:>6}{:>7}\n", "", width, "cpu", "numa", "cores");
+  for (size_t i = 0; i < endpoints.size(); ++i) {
+    const int cpu = attachedCpu(t, endpoints[i]);
+    if (cpu < 0) {
+      out << fmt::format("{:<{}}{:>10}{:>6}{:>7}\n", names[i], width, "-", "-", "-");
+      continue;
+    }
+    const Node& c = t.nodes[static_cast<size_t>(cpu)];
+    const std::string id = c.id.substr(c.id.rfind('/') + 1);
+    out << fmt::format("{:<{}}{:>10}{:>6}{:>7}\n", names[i], width, id, c.numa, c.cores);
   }
 }
 
@@ -131,6 +174,8 @@ void printPathMatrix(std::ostream& out, const Topology& topology) {
     if (p.cls == PathClass::None) return std::string("-");
     return fmt::format("{:.1f}", p.bandwidth);
   });
+  out << "\n";
+  printAffinity(out, topology, endpoints, names);
 }
 
 void printTopologyJson(std::ostream& out, const Topology& topology) {

@@ -63,6 +63,21 @@ TEST(TopologyPrint, PathMatrixLikeNvidiaSmi) {
   EXPECT_EQ(row(text, "nic3", 0)[12], "X");
 }
 
+// 450 GB/s NVLink next to 450: the columns stay apart; the affinity block
+// says which socket each device hangs off (two sockets of four GPUs).
+TEST(TopologyPrint, WideBandwidthsStayApartAndAffinityIsShown) {
+  std::ostringstream out;
+  printPathMatrix(out, reference("dgx-h100.xml"));
+  const std::string text = out.str();
+  const std::vector<std::string> bandwidths = row(text, "gpu0", 1);
+  ASSERT_EQ(bandwidths.size(), 17u) << text;
+  EXPECT_EQ(bandwidths[2], "450.0") << text;
+  EXPECT_EQ(bandwidths[8], "450.0") << text;
+  EXPECT_EQ(row(text, "gpu0", 2), (std::vector<std::string>{"gpu0", "cpu0", "0", "56"})) << text;
+  EXPECT_EQ(row(text, "gpu7", 2), (std::vector<std::string>{"gpu7", "cpu1", "1", "56"})) << text;
+  EXPECT_EQ(row(text, "nic4", 2)[2], "1") << text;
+}
+
 TEST(TopologyPrint, CpuOnlyHostHasOnlyItsNicInTheMatrix) {
   std::ostringstream out;
   printPathMatrix(out, reference("cpu-2socket.xml"));
