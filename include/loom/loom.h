@@ -131,6 +131,22 @@ loomResult_t loomGetUniqueId(loomUniqueId* id);
 /// Joins communicator `id` as `rank` of `nranks`; blocks until every rank joined
 /// or LOOM_TIMEOUT passed.
 loomResult_t loomCommInitRank(loomComm_t* comm, int nranks, loomUniqueId id, int rank);
+
+/// Settings of one communicator that would otherwise come from the
+/// environment. Start from LOOM_COMM_CONFIG_INITIALIZER: `size` lets later
+/// versions add fields and still read what an older caller set.
+typedef struct {
+  size_t size;    ///< sizeof(loomCommConfig)
+  int timeoutMs;  ///< deadline of every wait of this communicator (and its splits);
+                  ///< 0: LOOM_TIMEOUT, else its default of 300 s
+} loomCommConfig;
+#define LOOM_COMM_CONFIG_INITIALIZER \
+  { sizeof(loomCommConfig), 0 }
+
+/// loomCommInitRank with `config` (NULL: as loomCommInitRank). A negative
+/// timeout or a `size` too small for the fields is loomInvalidArgument.
+loomResult_t loomCommInitRankConfig(loomComm_t* comm, int nranks, loomUniqueId id, int rank,
+                                    const loomCommConfig* config);
 /// Creates `ndev` ranks inside this process (one thread each may then drive
 /// one). `devlist` may be NULL (every rank on the caller's current CUDA
 /// device); else it names each rank's device. Devices matter, and devlist is

@@ -1,6 +1,7 @@
 // The C boundary: every entry point catches loom::Error (and anything else),
 // records the message for loomGetLastError and returns a loomResult_t.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -213,16 +214,48 @@ loomResult_t loomGetUniqueId(loomUniqueId* id) {
   });
 }
 
+namespace {
+
+void initRank(loomComm_t* comm, int nranks, const loomUniqueId& id, int rank,
+              const loom::CommOverrides& overrides) {
+  requireOut(comm, "comm");
+  if (nranks < 1) loom::raise(ErrorCode::InvalidArgument, "nranks={} must be >= 1", nranks);
+  if (rank < 0 || rank >= nranks) {
+    loom::raise(ErrorCode::InvalidArgument, "rank={} is outside [0, nranks={})", rank, nranks);
+  }
+  const loom::UniqueId parsed = loom::UniqueId::deserialize(id);
+  *comm = loom::initComm(parsed, nranks, rank, overrides).release();
+}
+
+/// What a caller's loomCommConfig asks for; checked before anything starts.
+loom::CommOverrides overridesOf(const loomCommConfig* config) {
+  loom::CommOverrides overrides;
+  if (config == nullptr) return overrides;
+  const size_t needed = offsetof(loomCommConfig, timeoutMs) + sizeof(config->timeoutMs);
+  if (config->size < needed) {
+    loom::raise(ErrorCode::InvalidArgument,
+                "config->size={} is smaller than this library's loomCommConfig fields ({} bytes): "
+                "start from LOOM_COMM_CONFIG_INITIALIZER",
+                config->size, needed);
+  }
+  if (config->timeoutMs < 0) {
+    loom::raise(ErrorCode::InvalidArgument, "config->timeoutMs={} is negative (0: LOOM_TIMEOUT)",
+                config->timeoutMs);
+  }
+  if (config->timeoutMs > 0) overrides.timeout = std::chrono::milliseconds(config->timeoutMs);
+  return overrides;
+}
+
+}  // namespace
+
 loomResult_t loomCommInitRank(loomComm_t* comm, int nranks, loomUniqueId id, int rank) {
-  return guarded("loomCommInitRank", [&] {
-    requireOut(comm, "comm");
-    if (nranks < 1) loom::raise(ErrorCode::InvalidArgument, "nranks={} must be >= 1", nranks);
-    if (rank < 0 || rank >= nranks) {
-      loom::raise(ErrorCode::InvalidArgument, "rank={} is outside [0, nranks={})", rank, nranks);
-    }
-    const loom::UniqueId parsed = loom::UniqueId::deserialize(id);
-    *comm = loom::initComm(parsed, nranks, rank).release();
-  });
+  return guarded("loomCommInitRank", [&] { initRank(comm, nranks, id, rank, {}); });
+}
+
+loomResult_t loomCommInitRankConfig(loomComm_t* comm, int nranks, loomUniqueId id, int rank,
+                                    const loomCommConfig* config) {
+  return guarded("loomCommInitRankConfig",
+                 [&] { initRank(comm, nranks, id, rank, overridesOf(config)); });
 }
 
 loomResult_t loomCommInitAll(loomComm_t* comms, int ndev, const int* devlist) {

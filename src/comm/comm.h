@@ -4,10 +4,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -158,7 +160,13 @@ namespace loom {
 using Comm = ::loomComm;
 
 /// Creates and connects a communicator (collective over the ranks of `id`).
-std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank);
+/// Settings a caller gives one communicator instead of the environment.
+struct CommOverrides {
+  std::optional<std::chrono::milliseconds> timeout;  ///< instead of LOOM_TIMEOUT
+};
+
+std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank,
+                               const CommOverrides& overrides = {});
 /// Splits `parent` (collective over parent's ranks); nullptr for `color` < 0.
 std::unique_ptr<Comm> splitComm(Comm& parent, int color, int key);
 /// Throws InvalidArgument/InvalidUsage when `comm` is null or destroyed.

@@ -194,7 +194,8 @@ void setUpSingleCopy(Comm& comm, Deadline deadline) {
 
 }  // namespace
 
-std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
+std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank,
+                               const CommOverrides& overrides) {
   if (nranks < 1) raise(ErrorCode::InvalidArgument, "nranks={} must be at least 1", nranks);
   if (rank < 0 || rank >= nranks) {
     raise(ErrorCode::InvalidArgument, "rank={} is outside [0, nranks={})", rank, nranks);
@@ -204,6 +205,7 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank) {
   comm->nranks = nranks;
   comm->id = id;
   comm->config = CommConfig::fromEnvironment();
+  if (overrides.timeout) comm->config.timeout = *overrides.timeout;
   const Deadline deadline = Deadline::after(comm->config.timeout);
 
   comm->bootstrap = Bootstrap::join(id, rank, nranks, deadline, &comm->aborted);

@@ -46,7 +46,11 @@ std::unique_ptr<Comm> splitComm(Comm& parent, int color, int key) {
   const auto offers = parent.bootstrap->allGather(offer, deadline);
   if (color < 0) return nullptr;
   const UniqueId id = UniqueId::fromHex(offers[group.front().rank]);
-  return initComm(id, static_cast<int>(group.size()), newRank);
+  // A split keeps its parent's deadline, whether it came from the
+  // environment or from loomCommInitRankConfig.
+  CommOverrides inherited;
+  inherited.timeout = parent.config.timeout;
+  return initComm(id, static_cast<int>(group.size()), newRank, inherited);
 }
 
 }  // namespace loom

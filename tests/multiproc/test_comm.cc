@@ -348,6 +348,50 @@ TEST(Comm, RevokeEndsCallsAndKeepsTheHandle) {
   EXPECT_EQ(loomCommRevoke(nullptr), loomInvalidArgument);
 }
 
+// A communicator's own deadline (loomCommInitRankConfig) wins over
+// LOOM_TIMEOUT: a peer that never calls fails the all-reduce in about 1.5 s,
+// not 60, and a split inherits it. Bad configs are refused before anything starts.
+TEST(Comm, ConfigTimeoutIsPerCommunicator) {
+  ScopedEnv env({{"LOOM_TIMEOUT", "60"}});
+  loomUniqueId id;
+  ASSERT_EQ(loomGetUniqueId(&id), loomSuccess);
+  loomCommConfig config = LOOM_COMM_CONFIG_INITIALIZER;
+  config.timeoutMs = 1500;
+  loomComm_t comms[2] = {};
+  std::thread other(
+      [&] { EXPECT_EQ(loomCommInitRankConfig(&comms[1], 2, id, 1, &config), loomSuccess); });
+  ASSERT_EQ(loomCommInitRankConfig(&comms[0], 2, id, 0, &config), loomSuccess)
+      << loomGetLastError(nullptr);
+  other.join();
+  loomComm_t halves[2] = {};
+  std::thread splitter([&] { EXPECT_EQ(loomCommSplit(comms[1], 0, 1, &halves[1]), loomSuccess); });
+  ASSERT_EQ(loomCommSplit(comms[0], 0, 0, &halves[0]), loomSuccess) << loomGetLastError(nullptr);
+  splitter.join();
+  for (loomComm_t c : {comms[0], halves[0]}) {
+    float x = 1.0f;
+    const auto start = Clock::now();
+    EXPECT_EQ(loomAllReduce(&x, &x, 1, loomFloat32, loomSum, c, nullptr), loomRemoteError);
+    const auto took = Clock::now() - start;
+    EXPECT_GE(took, std::chrono::milliseconds(1400));
+    EXPECT_LT(took, std::chrono::seconds(10)) << "LOOM_TIMEOUT (60 s) was used instead";
+  }
+  for (loomComm_t c : {halves[0], halves[1], comms[0], comms[1]}) {
+    EXPECT_EQ(loomCommAbort(c), loomSuccess);
+  }
+
+  loomComm_t refused = nullptr;
+  loomCommConfig bad = LOOM_COMM_CONFIG_INITIALIZER;
+  bad.timeoutMs = -1;
+  EXPECT_EQ(loomCommInitRankConfig(&refused, 1, id, 0, &bad), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError(nullptr)).find("timeoutMs=-1"), std::string::npos);
+  bad = LOOM_COMM_CONFIG_INITIALIZER;
+  bad.size = 4;
+  EXPECT_EQ(loomCommInitRankConfig(&refused, 1, id, 0, &bad), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError(nullptr)).find("LOOM_COMM_CONFIG_INITIALIZER"),
+            std::string::npos);
+  EXPECT_EQ(refused, nullptr);
+}
+
 // A rank dies (SIGKILL) right after init; its peers' all-reduce must end with
 // loomRemoteError within about LOOM_TIMEOUT, naming the dead rank, and the
 // survivors must still be able to free their comms.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -26,12 +27,14 @@ loomResult_t exchange(const void* send, int64_t sendCount, void* recv, int64_t r
 LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                          std::chrono::milliseconds timeout)
     : Backend(rank, size) {
-  // Loom's deadline for every wait comes from init_process_group(timeout=...)
-  // unless the user set LOOM_TIMEOUT (seconds) themselves.
+  // Loom's deadline for every wait of this group comes from
+  // init_process_group(timeout=...) / new_group(timeout=...), unless the user
+  // set LOOM_TIMEOUT (seconds) themselves. Per communicator: other groups and
+  // the process environment are untouched.
+  loomCommConfig config = LOOM_COMM_CONFIG_INITIALIZER;
   if (std::getenv("LOOM_TIMEOUT") == nullptr) {
-    const auto seconds = std::max<int64_t>(
-        1, static_cast<int64_t>(std::ceil(static_cast<double>(timeout.count()) / 1000.0)));
-    setenv("LOOM_TIMEOUT", std::to_string(seconds).c_str(), 0);
+    config.timeoutMs =
+        static_cast<int>(std::clamp<int64_t>(timeout.count(), 1, std::numeric_limits<int>::max()));
   }
   // Each process group hands its own (prefixed) store: one id per group.
   const std::string key = "loom/unique_id";
@@ -49,7 +52,7 @@ LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
     std::copy(bytes.begin(), bytes.end(), id.internal);
   }
   loomComm_t made = nullptr;
-  const loomResult_t result = loomCommInitRank(&made, size, id, rank);
+  const loomResult_t result = loomCommInitRankConfig(&made, size, id, rank, &config);
   if (result != loomSuccess) {
     C10_THROW_ERROR(DistBackendError, std::string("loom backend: rank ") + std::to_string(rank) +
                                           " of " + std::to_string(size) +
