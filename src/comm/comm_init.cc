@@ -127,6 +127,10 @@ void connectLinks(Comm& comm, Deadline deadline) {
   }
   // Collective when ranks span hosts (every rank then has remote peers).
   if (!remotePeers.empty()) keep(remotePeers, connectNetworkLinks(comm, remotePeers, deadline));
+  // What was connected, not what was asked: no network peer means one set,
+  // and ibverbs may have connected fewer than the others would.
+  if (remotePeers.empty() && localTcpPeers.empty()) comm.networkChannels = 1;
+  comm.channelLinks.resize(static_cast<size_t>(comm.networkChannels));
   if (shmLinks) {
     for (int peer : localPeers) {
       comm.links[static_cast<size_t>(peer)] = comm.shm->makeLink(peer);

@@ -66,4 +66,11 @@ for name in all_reduce_perf all_gather_perf reduce_scatter_perf broadcast_perf r
   expect_example "$name" "$bin/loomrun" -n 2 "$bin/$name" -b 8 -e 1K -f 2 -g 1 -c 1 -n 1 -w 0
   grep -q "Out of bounds values : 0 OK" "$work/out" || fail "$name: $(cat "$work/out")"
 done
+# A flag that means nothing here is refused, saying what to do; one taken but
+# not honoured says so in the header.
+if "$bin/all_reduce_perf" -g 2 -b 8 -e 8 > "$work/out" 2>&1; then fail "-g 2 was accepted"; fi
+grep -q -- "use -t 2" "$work/out" || fail "-g 2 refused without saying why: $(cat "$work/out")"
+expect_example "-m 4" "$bin/all_reduce_perf" -b 8 -e 8 -m 4 -n 1 -w 0
+grep -q "^# note: -m 4: each operation is timed on its own" "$work/out" ||
+  fail "-m 4 left no note: $(cat "$work/out")"
 echo "consumer_test: README example built both ways and ran (1 and 2 ranks); every installed program starts"
