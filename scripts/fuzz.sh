@@ -24,10 +24,12 @@ TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 # The library sources each target links (beyond its own .cc).
 sources_for() {
   case "$1" in
-    unique_id) echo "src/bootstrap/unique_id.cc src/core/error.cc" ;;
+    unique_id) echo "src/bootstrap/unique_id.cc src/core/keyed_hash.cc src/core/error.cc" ;;
     rendezvous_messages | rendezvous_frames)
-      echo "src/bootstrap/rendezvous_parser.cc src/bootstrap/peer_status.cc src/core/error.cc" ;;
-    tcp_wire) echo "" ;;
+      echo "src/bootstrap/rendezvous_parser.cc src/bootstrap/peer_status.cc" \
+        "src/core/keyed_hash.cc src/core/error.cc"
+      ;;
+    tcp_wire) echo "src/core/keyed_hash.cc src/core/error.cc" ;;
     peer_info) echo "src/comm/peer_info.cc src/core/error.cc" ;;
     ibv_connection) echo "transports/ibverbs/ibv_connection.cc src/core/error.cc" ;;
     topo_file)
@@ -61,7 +63,7 @@ build() {
     return 0
   fi
   echo "fuzz.sh: building fuzz_$target"
-  "$CXX" "${CXXFLAGS[@]}" "${inputs[@]}" -lfmt -lpugixml -o "$binary.tmp"
+  "$CXX" "${CXXFLAGS[@]}" "${inputs[@]}" -lfmt -lpugixml -lcrypto -o "$binary.tmp"
   mv "$binary.tmp" "$binary"
 }
 

@@ -2,7 +2,8 @@
 //
 // loomGetUniqueId starts a rendezvous server (a thread in the calling process)
 // and returns its address plus a 128-bit random secret. Every rank connects,
-// proves the secret and says (rank, nranks). The server then relays all-gathers
+// proves the secret without sending it (a MAC over the server's challenge;
+// the server proves it back) and says (job, rank, nranks). The server then relays all-gathers
 // for the life of the communicator: each rank sends a blob, and once all ranks
 // sent theirs every rank receives all of them. It is small, centralised and
 // only used at init/split/destroy, never on a collective's data path.
@@ -10,6 +11,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +26,10 @@ struct RendezvousOptions {
   /// LOOM_SOCKET_IFNAME), falling back to loopback.
   std::string bindHost;
   uint16_t port = 0;  // 0: any free port
-  /// Fixed secret (launchers without a way to ship the id); empty: random.
-  std::string secret;
+  /// Fixed secret and job (launchers without a way to ship the id, splits);
+  /// unset: random.
+  std::optional<std::array<uint8_t, 16>> secret;
+  std::optional<uint64_t> job;
 };
 
 /// Starts the rendezvous server thread and describes it. The thread owns its

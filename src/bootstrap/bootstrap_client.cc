@@ -45,18 +45,40 @@ class BootstrapClient final : public Bootstrap {
   int rank() const override { return rank_; }
   int nranks() const override { return nranks_; }
 
-  /// Waits for the server's verdict on our hello.
-  void awaitJoined(Deadline deadline) {
+  /// Answers the server's challenge with `hello` (MACed with `secret`) and
+  /// waits for its verdict, which must prove the secret back.
+  void handshake(Hello hello, const std::array<uint8_t, 16>& secret, Deadline deadline) {
     std::lock_guard lock(mu_);
-    const Frame reply = remembering([&] { return waitFrame(deadline); });
-    if (reply.kind == FrameKind::Error) {
-      raise(ErrorCode::InvalidUsage, "bootstrap at {} refused rank {} of {}: {}", server_, rank_,
-            nranks_, reply.payload);
+    const Frame challenge = remembering([&] { return waitFrame(deadline); });
+    refuseOnError(challenge);
+    if (challenge.kind != FrameKind::Challenge || challenge.payload.size() != kNonceBytes) {
+      remembering([&] {
+        protocolError(fmt::format("frame kind {} of {} bytes instead of a challenge",
+                                  static_cast<uint32_t>(challenge.kind), challenge.payload.size()));
+      });
     }
+    Nonce nonce{};
+    std::memcpy(nonce.data(), challenge.payload.data(), kNonceBytes);
+    hello.mac = handshakeMac(secret, kHelloLabel, nonce, hello);
+    uint8_t bytes[kHelloBytes];
+    encodeHello(hello, bytes);
+    remembering(
+        [&] { sendAll(sock_.fd(), bytes, sizeof(bytes), deadline, abortFlag_, peerName()); });
+    const Frame reply = remembering([&] { return waitFrame(deadline); });
+    refuseOnError(reply);
     if (reply.kind != FrameKind::Ok) {
       fail(ErrorCode::RemoteError,
            fmt::format("bootstrap at {} answered the hello of rank {} with frame kind {}", server_,
                        rank_, static_cast<uint32_t>(reply.kind)));
+    }
+    const Digest expected = handshakeMac(secret, kWelcomeLabel, nonce, hello);
+    const std::span<const uint8_t> proof(reinterpret_cast<const uint8_t*>(reply.payload.data()),
+                                         reply.payload.size());
+    if (!sameBytes(proof, expected)) {
+      fail(ErrorCode::RemoteError,
+           fmt::format("the server at {} does not prove the secret of this unique id (another "
+                       "job's rendezvous on that port, or an impostor): rank {} does not join",
+                       server_, rank_));
     }
   }
 
@@ -269,6 +291,13 @@ class BootstrapClient final : public Bootstrap {
     }
   }
 
+  void refuseOnError(const Frame& frame) const {
+    if (frame.kind == FrameKind::Error) {
+      raise(ErrorCode::InvalidUsage, "bootstrap at {} refused rank {} of {}: {}", server_, rank_,
+            nranks_, frame.payload);
+    }
+  }
+
   [[noreturn]] void serverClosed() const {
     raise(ErrorCode::RemoteError,
           "bootstrap server {} closed its connection to rank {} (the process that created the "
@@ -321,18 +350,15 @@ std::unique_ptr<Bootstrap> Bootstrap::join(const UniqueId& id, int rank, int nra
   setNoDelay(sock.fd());
 
   Hello hello;
-  hello.secret = id.secret;
+  hello.job = id.job;
+  hello.nonce = randomArray<kNonceBytes>();
   hello.rank = static_cast<uint32_t>(rank);
   hello.nranks = static_cast<uint32_t>(nranks);
   hello.pid = static_cast<uint32_t>(::getpid());
   hello.host = localHostName();
-  uint8_t bytes[kHelloBytes];
-  encodeHello(hello, bytes);
-  const std::string peer = fmt::format("bootstrap server {} (rank {} joining)", server, rank);
-  sendAll(sock.fd(), bytes, sizeof(bytes), deadline, abortFlag, peer);
   auto client = std::make_unique<BootstrapClient>(std::move(sock), server, rank, nranks, abortFlag);
   try {
-    client->awaitJoined(deadline);
+    client->handshake(hello, id.secret, deadline);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::RemoteError) throw;
     raise(ErrorCode::RemoteError, "rank {} of {} could not join the bootstrap at {}: {}", rank,

@@ -22,8 +22,16 @@ std::optional<Frame> FrameParser::next() {
   const uint32_t zero = wire::getU32(header + 4);
   const uint64_t length = wire::getU64(header + 8);
   uint64_t limit = 0;
+  bool exact = false;  // the payload has exactly `limit` bytes
   switch (static_cast<FrameKind>(rawKind)) {
     case FrameKind::Ok:
+      limit = kMacBytes;
+      exact = true;
+      break;
+    case FrameKind::Challenge:
+      limit = kNonceBytes;
+      exact = true;
+      break;
     case FrameKind::Closing:
     case FrameKind::Left:
       limit = 0;
@@ -45,9 +53,9 @@ std::optional<Frame> FrameParser::next() {
     error_ = fmt::format("frame header reserved word is {:#x}, not 0", zero);
     throw Error(ErrorCode::RemoteError, error_);
   }
-  if (length > limit) {
-    error_ = fmt::format("frame of kind {} declares {} bytes, over its bound of {}", rawKind,
-                         length, limit);
+  if (length > limit || (exact && length != limit)) {
+    error_ = fmt::format("frame of kind {} declares {} bytes, {} {}", rawKind, length,
+                         exact ? "not" : "over its bound of", limit);
     throw Error(ErrorCode::RemoteError, error_);
   }
   if (queue_.size() - kFrameHeaderBytes < length) return std::nullopt;

@@ -77,7 +77,7 @@ class MessageParser {
  public:
   void feed(const void* data, size_t size) { queue_.append(data, size); }
   /// Like FrameParser::next. A wrong magic is reported as soon as the first
-  /// differing byte arrives, so a stray is dropped without waiting for 104 bytes.
+  /// differing byte arrives, so a stray is dropped without waiting for a whole hello.
   std::optional<ClientMessage> next();
   size_t buffered() const { return queue_.size(); }
 

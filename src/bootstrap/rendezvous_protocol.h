@@ -1,11 +1,17 @@
 // The rendezvous wire protocol, shared by server and client. All integers are
-// little-endian. Version 3 (magic "LOOMBS03"): the hello names the process,
-// client messages carry a kind so a rank can leave cleanly, and ranks publish
-// what they are doing so a rank that times out can say what peers on other
-// hosts were doing (ranks on its own host it reads from shared memory).
+// little-endian. Version 4 (magic "LOOMBS04"): the client proves it knows the
+// secret by MACing the server's challenge, and the server proves it back, so
+// the secret never crosses the network; the hello names the process and its
+// job; client messages carry a kind so a rank can leave cleanly, and ranks
+// publish what they are doing so a rank that times out can say what peers on
+// other hosts were doing (ranks on its own host it reads from shared memory).
 //
-//   client -> server  hello: magic[8], secret[16], rank u32, nranks u32, pid u32,
-//                            hostLength u32 (<= kMaxHostBytes), host[64] zero-padded
+//   server -> client  Challenge frame (on accept): a fresh 16-byte nonce
+//   client -> server  hello: magic[8], job u64, nonce[16], mac[32], rank u32,
+//                            nranks u32, pid u32, hostLength u32 (<= kMaxHostBytes),
+//                            host[64] zero-padded
+//                     mac = HMAC-SHA256(secret, "loom bootstrap hello" |
+//                           challenge | the hello with its mac zeroed)
 //   client -> server  message: kind u32, length u32, payload
 //       Round  an all-gather blob, <= kMaxBlobBytes
 //       Leave  empty: this rank is done; its disconnect is not a failure
@@ -14,7 +20,10 @@
 //              (sent only when a wait got slow, and when that call ends)
 //       Query  empty: asks for every rank's last Status
 //   server -> client  frame: kind u32, zero u32, length u64, payload
-//       Ok     (after hello, once all ranks joined): empty payload
+//       Challenge (first, on accept): kNonceBytes
+//       Ok     (after hello, once all ranks joined): the server's proof,
+//              HMAC-SHA256(secret, "loom bootstrap welcome" | challenge | hello
+//              with its mac zeroed), 32 bytes: it binds the client's own nonce
 //       Error  (refused hello, a rank died, a round that cannot complete):
 //              message, <= kMaxErrorBytes; may arrive at any time
 //       Gather (a completed round): nranks x {length u32, bytes}, in rank order
@@ -35,13 +44,17 @@
 #include <string>
 #include <string_view>
 
+#include "core/keyed_hash.h"
 #include "core/wire.h"
 
 namespace loom::rendezvous {
 
-inline constexpr char kHelloMagic[8] = {'L', 'O', 'O', 'M', 'B', 'S', '0', '3'};
+inline constexpr char kHelloMagic[8] = {'L', 'O', 'O', 'M', 'B', 'S', '0', '4'};
 inline constexpr size_t kMaxHostBytes = 64;
-inline constexpr size_t kHelloBytes = 40 + kMaxHostBytes;
+inline constexpr size_t kNonceBytes = 16;
+inline constexpr size_t kMacBytes = 32;
+inline constexpr size_t kMacAt = 32;
+inline constexpr size_t kHelloBytes = 80 + kMaxHostBytes;
 inline constexpr size_t kMessageHeaderBytes = 8;
 inline constexpr size_t kFrameHeaderBytes = 16;
 inline constexpr uint32_t kMaxBlobBytes = 1u << 20;
@@ -57,11 +70,16 @@ enum class FrameKind : uint32_t {
   States = 4,
   Closing = 5,
   Left = 6,
+  Challenge = 7,
 };
 enum class MessageKind : uint32_t { Round = 1, Leave = 2, Status = 3, Query = 4 };
 
+using Nonce = std::array<uint8_t, kNonceBytes>;
+
 struct Hello {
-  std::array<uint8_t, 16> secret{};
+  uint64_t job = 0;
+  Nonce nonce{};  // the client's, so the server's proof is fresh for it too
+  Digest mac{};
   uint32_t rank = 0;
   uint32_t nranks = 0;
   uint32_t pid = 0;
@@ -83,33 +101,37 @@ inline bool isPlainText(std::string_view text) {
 inline void encodeHello(const Hello& hello, uint8_t* out) {
   std::memset(out, 0, kHelloBytes);
   std::memcpy(out, kHelloMagic, 8);
-  std::memcpy(out + 8, hello.secret.data(), 16);
-  wire::putU32(out + 24, hello.rank);
-  wire::putU32(out + 28, hello.nranks);
-  wire::putU32(out + 32, hello.pid);
+  wire::putU64(out + 8, hello.job);
+  std::memcpy(out + 16, hello.nonce.data(), kNonceBytes);
+  std::memcpy(out + kMacAt, hello.mac.data(), kMacBytes);
+  wire::putU32(out + 64, hello.rank);
+  wire::putU32(out + 68, hello.nranks);
+  wire::putU32(out + 72, hello.pid);
   std::string_view host(hello.host);
   host = host.substr(0, kMaxHostBytes);
   if (!isPlainText(host)) host = "?";
-  wire::putU32(out + 36, static_cast<uint32_t>(host.size()));
-  std::memcpy(out + 40, host.data(), host.size());
+  wire::putU32(out + 76, static_cast<uint32_t>(host.size()));
+  std::memcpy(out + 80, host.data(), host.size());
 }
 
 /// Decodes kHelloBytes. Returns an empty string on success, else why the bytes
 /// are not a hello (bad magic, host length or characters, non-zero padding).
-/// The secret and rank bounds are the server's to check.
+/// The MAC, job and rank bounds are the server's to check.
 inline std::string decodeHello(const uint8_t* in, Hello* hello) {
   if (std::memcmp(in, kHelloMagic, 8) != 0) {
     return "not a Loom bootstrap client of this version (bad magic)";
   }
-  std::memcpy(hello->secret.data(), in + 8, 16);
-  hello->rank = wire::getU32(in + 24);
-  hello->nranks = wire::getU32(in + 28);
-  hello->pid = wire::getU32(in + 32);
-  const uint32_t hostLength = wire::getU32(in + 36);
+  hello->job = wire::getU64(in + 8);
+  std::memcpy(hello->nonce.data(), in + 16, kNonceBytes);
+  std::memcpy(hello->mac.data(), in + kMacAt, kMacBytes);
+  hello->rank = wire::getU32(in + 64);
+  hello->nranks = wire::getU32(in + 68);
+  hello->pid = wire::getU32(in + 72);
+  const uint32_t hostLength = wire::getU32(in + 76);
   if (hostLength > kMaxHostBytes) return "hello host name longer than 64 bytes";
-  hello->host.assign(reinterpret_cast<const char*>(in + 40), hostLength);
+  hello->host.assign(reinterpret_cast<const char*>(in + 80), hostLength);
   if (!isPlainText(hello->host)) return "hello host name is not plain text";
-  for (size_t i = 40 + hostLength; i < kHelloBytes; ++i) {
+  for (size_t i = 80 + hostLength; i < kHelloBytes; ++i) {
     if (in[i] != 0) return "hello padding is not zero";
   }
   return {};
@@ -144,11 +166,19 @@ inline std::string frame(FrameKind kind, std::string_view payload) {
   return bytes;
 }
 
-/// Constant-time comparison, so timing reveals nothing about the secret.
-inline bool sameSecret(const std::array<uint8_t, 16>& a, const std::array<uint8_t, 16>& b) {
-  uint8_t diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<uint8_t>(a[i] ^ b[i]);
-  return diff == 0;
+/// MACs the challenge and the hello (its mac field left out) with the secret
+/// under `label`: "loom bootstrap hello" for the client's proof, "loom
+/// bootstrap welcome" for the server's.
+inline Digest handshakeMac(const std::array<uint8_t, 16>& secret, std::string_view label,
+                           const Nonce& challenge, const Hello& hello) {
+  Hello unsigned_ = hello;
+  unsigned_.mac = {};
+  uint8_t bytes[kHelloBytes];
+  encodeHello(unsigned_, bytes);
+  return hmacSha256(secret, label, {challenge, bytes});
 }
+
+inline constexpr std::string_view kHelloLabel = "loom bootstrap hello";
+inline constexpr std::string_view kWelcomeLabel = "loom bootstrap welcome";
 
 }  // namespace loom::rendezvous

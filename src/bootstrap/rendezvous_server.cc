@@ -31,6 +31,10 @@ constexpr size_t kMaxQueuedFrames = 8;
 // message plus one chunk.
 constexpr size_t kReadChunk = 64 * 1024;
 
+std::string_view asText(std::span<const uint8_t> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
 }  // namespace
 
 struct RendezvousServer::Client {
@@ -41,6 +45,8 @@ struct RendezvousServer::Client {
   bool dead = false;
   bool closeWhenFlushed = false;
   bool left = false;  // sent Leave: its disconnect is not a failure
+  Nonce challenge{};  // sent on accept; the hello must MAC it
+  Digest welcome{};   // the server's proof for this client, sent in Ok
   int rank = -1;
   uint32_t pid = 0;
   std::string host;
@@ -60,11 +66,12 @@ struct RendezvousServer::Client {
   }
 };
 
-RendezvousServer::RendezvousServer(Socket listener, std::array<uint8_t, 16> secret,
+RendezvousServer::RendezvousServer(Socket listener, std::array<uint8_t, 16> secret, uint64_t job,
                                    std::chrono::milliseconds joinTimeout)
     : listener_(std::move(listener)),
       address_(SocketAddress::local(listener_.fd()).toString()),
       secret_(secret),
+      job_(job),
       joinTimeout_(joinTimeout) {}
 
 RendezvousServer::~RendezvousServer() = default;
@@ -133,7 +140,10 @@ void RendezvousServer::acceptPending() {
     auto client = std::make_unique<Client>();
     client->peer = SocketAddress{from, length}.toString();
     client->sock = std::move(sock);
-    clients_.push_back(std::move(client));
+    client->challenge = randomArray<kNonceBytes>();
+    Client& added = *clients_.emplace_back(std::move(client));
+    enqueue(added, std::make_shared<const std::string>(
+                       frame(FrameKind::Challenge, asText(added.challenge))));
   }
 }
 
@@ -193,8 +203,16 @@ void RendezvousServer::readFrom(Client& c) {
 }
 
 void RendezvousServer::onHello(Client& c, const Hello& hello) {
-  if (!sameSecret(hello.secret, secret_)) {
-    drop(c, "wrong secret (a different unique id?)", true);
+  if (!sameBytes(hello.mac, handshakeMac(secret_, kHelloLabel, c.challenge, hello))) {
+    refuse(c,
+           "its hello does not prove the secret (a different unique id or LOOM_SECRET, or a "
+           "replayed or forged hello)");
+    return;
+  }
+  if (hello.job != job_) {
+    refuse(c, fmt::format("rank {} is a rank of another job (job tag {:016x}; this rendezvous "
+                          "serves {:016x}): two jobs share this address and secret",
+                          hello.rank, hello.job, job_));
     return;
   }
   const auto rank = static_cast<int64_t>(hello.rank);
@@ -226,6 +244,7 @@ void RendezvousServer::onHello(Client& c, const Hello& hello) {
   c.rank = static_cast<int>(rank);
   c.pid = hello.pid;
   c.host = hello.host;
+  c.welcome = handshakeMac(secret_, kWelcomeLabel, c.challenge, hello);
   byRank_[rank] = &c;
   ++joined_;
   LOOM_TRACE("rendezvous {}: {} of {} joined from {}", address_, c.name(), nranks_, c.peer);
@@ -234,8 +253,10 @@ void RendezvousServer::onHello(Client& c, const Hello& hello) {
     // No valid hello can come any more; stop listening and free the port.
     listener_.reset();
     LOOM_INFO("rendezvous {}: all {} ranks joined", address_, nranks_);
-    const auto ok = std::make_shared<const std::string>(frame(FrameKind::Ok, ""));
-    for (Client* member : byRank_) enqueue(*member, ok);
+    for (Client* member : byRank_) {
+      enqueue(*member,
+              std::make_shared<const std::string>(frame(FrameKind::Ok, asText(member->welcome))));
+    }
   }
 }
 

@@ -17,9 +17,10 @@ namespace loom {
 
 class RendezvousServer {
  public:
-  /// Takes the listening socket. `joinTimeout` bounds how long the server waits
-  /// for a complete set of ranks before closing everything.
-  RendezvousServer(Socket listener, std::array<uint8_t, 16> secret,
+  /// Takes the listening socket. Admits clients that prove `secret` and name
+  /// `job`. `joinTimeout` bounds how long the server waits for a complete set
+  /// of ranks before closing everything.
+  RendezvousServer(Socket listener, std::array<uint8_t, 16> secret, uint64_t job,
                    std::chrono::milliseconds joinTimeout);
   ~RendezvousServer();
   RendezvousServer(const RendezvousServer&) = delete;
@@ -50,6 +51,7 @@ class RendezvousServer {
   Socket listener_;
   std::string address_;
   std::array<uint8_t, 16> secret_;
+  uint64_t job_;
   std::chrono::milliseconds joinTimeout_;
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<Client*> byRank_;  // joined clients, indexed by rank

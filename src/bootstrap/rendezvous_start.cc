@@ -17,14 +17,16 @@ UniqueId startRendezvous(const RendezvousOptions& options) {
   if (host.empty()) host = chooseLocalHost();
 
   UniqueId id;
-  id.secret = options.secret.empty() ? randomSecret() : derivedSecret(options.secret);
+  id.secret = options.secret ? *options.secret : randomSecret();
+  id.job = options.job ? *options.job : randomJob();
   Socket listener = listenTcp(host, options.port);
   const SocketAddress bound = SocketAddress::local(listener.fd());
   id.host = bound.host();
   id.port = bound.port();
   LOOM_INFO("rendezvous server listening on {}", bound.toString());
 
-  auto server = std::make_unique<RendezvousServer>(std::move(listener), id.secret, joinTimeout);
+  auto server =
+      std::make_unique<RendezvousServer>(std::move(listener), id.secret, id.job, joinTimeout);
   std::thread([server = std::move(server)] { server->run(); }).detach();
   return id;
 }

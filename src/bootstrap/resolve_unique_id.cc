@@ -17,6 +17,9 @@
 namespace loom {
 namespace {
 
+// 32 hex digits: 128 bits, as much as the secret holds.
+constexpr size_t kStrongSecretChars = 32;
+
 // A numeric address for `host`, which may be a name (MASTER_ADDR often is).
 // IPv4 is preferred because that is what clusters route.
 std::string numericAddress(const std::string& host) {
@@ -43,6 +46,22 @@ std::string numericAddress(const std::string& host) {
   return chosen;
 }
 
+// The job key is no secret: other users of a cluster read it from squeue or
+// ps. A secret derived from it keeps concurrent jobs apart, nothing more.
+void warnAboutSecret(const LaunchEnv& env, const std::optional<std::string>& chosen) {
+  if (env.rank != 0) return;  // once per job is loud enough
+  if (!chosen) {
+    LOOM_WARN(
+        "the bootstrap secret is derived from the job key '{}', which other users of this machine "
+        "or cluster can read: any of them could join this job. Set LOOM_SECRET to a random value "
+        "in every rank's environment (docs/security.md), or launch with loomrun",
+        env.jobKey);
+  } else if (chosen->size() < kStrongSecretChars) {
+    LOOM_WARN("LOOM_SECRET has {} characters; use at least {} random ones (docs/security.md)",
+              chosen->size(), kStrongSecretChars);
+  }
+}
+
 }  // namespace
 
 UniqueId resolveUniqueId(const LaunchEnv& env) {
@@ -60,9 +79,11 @@ UniqueId resolveUniqueId(const LaunchEnv& env) {
   } else {
     id.port = static_cast<uint16_t>(20000 + wire::fnv1a(env.jobKey) % 20000);
   }
-  const std::string secretText = envString("LOOM_SECRET").value_or(env.jobKey);
-  id.secret = derivedSecret(secretText);
+  const std::optional<std::string> chosenSecret = envString("LOOM_SECRET");
+  id.secret = derivedSecret(chosenSecret.value_or(env.jobKey));
+  id.job = derivedJob(env.jobKey);
   const std::string where = formatHostPort(id.host, id.port);
+  warnAboutSecret(env, chosenSecret);
   if (env.rank != 0) {
     LOOM_INFO("rank {}: rendezvous at {} (served by rank 0)", env.rank, where);
     return id;
@@ -70,7 +91,8 @@ UniqueId resolveUniqueId(const LaunchEnv& env) {
 
   RendezvousOptions options;
   options.port = id.port;
-  options.secret = secretText;
+  options.secret = id.secret;
+  options.job = id.job;
   options.bindHost = id.host;
   try {
     startRendezvous(options);

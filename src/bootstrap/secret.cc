@@ -1,34 +1,32 @@
 #include "bootstrap/secret.h"
 
-#include <sys/random.h>
+#include <algorithm>
 
-#include <cerrno>
-
-#include "core/error.h"
+#include "core/keyed_hash.h"
 #include "core/wire.h"
 
 namespace loom {
+namespace {
 
-std::array<uint8_t, 16> randomSecret() {
+std::span<const uint8_t> bytesOf(const std::string& text) {
+  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
+}
+
+}  // namespace
+
+std::array<uint8_t, 16> randomSecret() { return randomArray<16>(); }
+
+std::array<uint8_t, 16> derivedSecret(const std::string& text) {
+  const Digest digest = sha256("loom bootstrap secret", bytesOf(text));
   std::array<uint8_t, 16> secret{};
-  size_t filled = 0;
-  while (filled < secret.size()) {
-    const ssize_t n = getrandom(secret.data() + filled, secret.size() - filled, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      raiseErrno("getrandom for the bootstrap secret");
-    }
-    filled += static_cast<size_t>(n);
-  }
+  std::copy_n(digest.begin(), secret.size(), secret.begin());
   return secret;
 }
 
-std::array<uint8_t, 16> derivedSecret(const std::string& text) {
-  // Two differently seeded 64-bit hashes fill the 16 bytes.
-  std::array<uint8_t, 16> secret{};
-  wire::putU64(secret.data(), wire::fnv1a(text, wire::fnv1a("loom-secret-a")));
-  wire::putU64(secret.data() + 8, wire::fnv1a(text, wire::fnv1a("loom-secret-b")));
-  return secret;
+uint64_t randomJob() { return wire::getU64(randomArray<8>().data()); }
+
+uint64_t derivedJob(const std::string& jobKey) {
+  return wire::getU64(sha256("loom job", bytesOf(jobKey)).data());
 }
 
 }  // namespace loom

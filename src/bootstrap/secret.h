@@ -1,5 +1,5 @@
-// The 16-byte bootstrap secret: random for loomGetUniqueId, or derived from a
-// text every rank knows (job key, LOOM_SECRET) when no id can be shipped.
+// The bootstrap's secret and job: random for loomGetUniqueId, or derived from
+// texts every rank knows (LOOM_SECRET, the job key) when no id can be shipped.
 #pragma once
 
 #include <array>
@@ -10,8 +10,13 @@ namespace loom {
 
 /// 16 bytes from getrandom (the kernel's CSPRNG).
 std::array<uint8_t, 16> randomSecret();
-/// The same 16 bytes on every rank for the same `text`. Not secret against
-/// anyone who knows the text: it only keeps concurrent jobs apart.
+/// The same 16 bytes on every rank for the same `text` (SHA-256 of it). Only
+/// as secret as the text: a job key that other users can read (an MPI job id,
+/// a Slurm job number) gives them the secret.
 std::array<uint8_t, 16> derivedSecret(const std::string& text);
+/// A random job tag, for a fresh unique id.
+uint64_t randomJob();
+/// The same job tag on every rank of the job named `jobKey`.
+uint64_t derivedJob(const std::string& jobKey);
 
 }  // namespace loom

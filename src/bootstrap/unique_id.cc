@@ -13,12 +13,13 @@ namespace {
 
 // Layout of the 128 bytes. Everything not listed is zero, and checked to be.
 constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'I', 'D', '0', '1'};
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;
 constexpr size_t kVersionAt = 8;     // u16
 constexpr size_t kFamilyAt = 10;     // u16: 4 or 6
 constexpr size_t kPortAt = 12;       // u16
 constexpr size_t kAddressAt = 16;    // 16 bytes; IPv4 uses the first 4
 constexpr size_t kSecretAt = 32;     // 16 bytes
+constexpr size_t kJobAt = 48;        // u64
 constexpr size_t kChecksumAt = 120;  // u64 FNV-1a over bytes [0, 120)
 static_assert(kChecksumAt + 8 == LOOM_UNIQUE_ID_BYTES);
 
@@ -50,6 +51,7 @@ loomUniqueId UniqueId::serialize() const {
   if (port == 0) raise(ErrorCode::InvalidArgument, "unique id for host {} has port 0", host);
   wire::putU16(bytes + kPortAt, port);
   std::memcpy(bytes + kSecretAt, secret.data(), secret.size());
+  wire::putU64(bytes + kJobAt, job);
   wire::putU64(bytes + kChecksumAt, wire::fnv1a(bytes, kChecksumAt));
   loomUniqueId raw;
   std::memcpy(raw.internal, bytes, sizeof(bytes));
@@ -77,7 +79,7 @@ UniqueId UniqueId::deserialize(const loomUniqueId& raw) {
     return false;
   };
   if (nonZero(14, kAddressAt) || nonZero(kAddressAt + addressBytes, kSecretAt) ||
-      nonZero(kSecretAt + 16, kChecksumAt)) {
+      nonZero(kJobAt + 8, kChecksumAt)) {
     malformed("reserved bytes are not zero");
   }
   UniqueId id;
@@ -87,6 +89,7 @@ UniqueId UniqueId::deserialize(const loomUniqueId& raw) {
   inet_ntop(family == 4 ? AF_INET : AF_INET6, bytes + kAddressAt, text, sizeof(text));
   id.host = text;
   std::memcpy(id.secret.data(), bytes + kSecretAt, id.secret.size());
+  id.job = wire::getU64(bytes + kJobAt);
   return id;
 }
 
@@ -119,9 +122,18 @@ UniqueId UniqueId::fromHex(const std::string& hex) {
   return deserialize(raw);
 }
 
-uint64_t UniqueId::tag() const {
-  // Domain-separated from other uses of the secret's hash.
-  return wire::fnv1a(secret.data(), secret.size(), wire::fnv1a("loom-comm-tag"));
+namespace {
+
+Digest derive(const UniqueId& id, std::string_view label) {
+  uint8_t job[8];
+  wire::putU64(job, id.job);
+  return hmacSha256(id.secret, label, {job});
 }
+
+}  // namespace
+
+uint64_t UniqueId::tag() const { return wire::getU64(derive(*this, "loom comm tag").data()); }
+
+Digest UniqueId::linkKey() const { return derive(*this, "loom link key"); }
 
 }  // namespace loom

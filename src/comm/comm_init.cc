@@ -123,7 +123,7 @@ void connectLinks(Comm& comm, Deadline deadline) {
     TcpConfig tcp = comm.config.tcp;
     tcp.channels = comm.networkChannels;
     keep(localTcpPeers, connectTcpLinks(*comm.tcpListener, comm.rank, localTcpPeers, addresses,
-                                        comm.id.tag(), tcp, deadline, &comm.aborted));
+                                        linkCredentials(comm.id), tcp, deadline, &comm.aborted));
   }
   // Collective when ranks span hosts (every rank then has remote peers).
   if (!remotePeers.empty()) keep(remotePeers, connectNetworkLinks(comm, remotePeers, deadline));

@@ -5,9 +5,29 @@
 #include <tuple>
 
 #include "comm/comm.h"
+#include "core/keyed_hash.h"
 #include "core/socket.h"
 
 namespace loom {
+namespace {
+
+constexpr size_t kSaltBytes = 16;
+
+// The parent's bootstrap connections are authenticated but not encrypted, so
+// the new id crosses them without its secret: each member derives the secret
+// from the parent's and a fresh salt, which alone tells an eavesdropper nothing.
+std::array<uint8_t, 16> splitSecret(const UniqueId& parent, std::span<const uint8_t> salt) {
+  const Digest digest = hmacSha256(parent.secret, "loom split secret", {salt});
+  std::array<uint8_t, 16> secret{};
+  std::copy_n(digest.begin(), secret.size(), secret.begin());
+  return secret;
+}
+
+std::span<const uint8_t> bytesOf(std::string_view text) {
+  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
+}
+
+}  // namespace
 
 std::unique_ptr<Comm> splitComm(Comm& parent, int color, int key) {
   if (color < 0 && color != LOOM_SPLIT_NOCOLOR) {
@@ -40,12 +60,25 @@ std::unique_ptr<Comm> splitComm(Comm& parent, int color, int key) {
   const bool leader = newRank == 0;
   // The leader serves where its own links listen: loopback for a job on one
   // host, else the interface that reaches the parent's peers.
-  RendezvousOptions options;
-  options.bindHost = SocketAddress::parse(parent.tcpListener->address()).host();
-  const std::string offer = leader ? startRendezvous(options).toHex() : std::string();
+  std::string offer;
+  if (leader) {
+    const auto salt = randomArray<kSaltBytes>();
+    RendezvousOptions options;
+    options.bindHost = SocketAddress::parse(parent.tcpListener->address()).host();
+    options.secret = splitSecret(parent.id, salt);
+    UniqueId published = startRendezvous(options);
+    published.secret = {};
+    offer.assign(reinterpret_cast<const char*>(salt.data()), salt.size());
+    offer += published.toHex();
+  }
   const auto offers = parent.bootstrap->allGather(offer, deadline);
   if (color < 0) return nullptr;
-  const UniqueId id = UniqueId::fromHex(offers[group.front().rank]);
+  const std::string& chosen = offers[group.front().rank];
+  if (chosen.size() <= kSaltBytes) {
+    raise(ErrorCode::InternalError, "rank {} sent a malformed split offer", group.front().rank);
+  }
+  UniqueId id = UniqueId::fromHex(chosen.substr(kSaltBytes));
+  id.secret = splitSecret(parent.id, bytesOf(std::string_view(chosen).substr(0, kSaltBytes)));
   // A split keeps its parent's deadline, whether it came from the
   // environment or from loomCommInitRankConfig.
   CommOverrides inherited;

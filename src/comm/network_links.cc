@@ -21,8 +21,8 @@ std::vector<std::unique_ptr<Link>> tcpLinks(Comm& comm, const std::vector<int>& 
   for (const auto& p : comm.peers) addresses.push_back(p.tcpAddress);
   TcpConfig config = comm.config.tcp;
   config.channels = comm.networkChannels;
-  return connectTcpLinks(*comm.tcpListener, comm.rank, peers, addresses, comm.id.tag(), config,
-                         deadline, &comm.aborted);
+  return connectTcpLinks(*comm.tcpListener, comm.rank, peers, addresses, linkCredentials(comm.id),
+                         config, deadline, &comm.aborted);
 }
 
 /// Every rank says whether it can; all must, or none uses it.

@@ -6,12 +6,17 @@
 #include <memory>
 #include <vector>
 
+#include "bootstrap/unique_id.h"
 #include "core/deadline.h"
 #include "transports/link.h"
+#include "transports/link_credentials.h"
 
 struct loomComm;  // comm/comm.h
 
 namespace loom {
+
+/// What the transports' handshakes prove: the communicator's tag and link key.
+inline LinkCredentials linkCredentials(const UniqueId& id) { return {id.tag(), id.linkKey()}; }
 
 /// Connects links to `remotePeers` (ranks on other hosts). Collective: every
 /// rank of the communicator calls it, with the same LOOM_NET (the config

@@ -99,6 +99,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(f.kind == pieces.frames[i].kind && f.payload == pieces.frames[i].payload);
     switch (f.kind) {
       case FrameKind::Ok:
+        FUZZ_CHECK(f.payload.size() == kMacBytes);
+        break;
+      case FrameKind::Challenge:
+        FUZZ_CHECK(f.payload.size() == kNonceBytes);
+        break;
       case FrameKind::Closing:
       case FrameKind::Left:
         FUZZ_CHECK(f.payload.empty());

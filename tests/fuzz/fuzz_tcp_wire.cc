@@ -1,6 +1,7 @@
 // Fuzzes the tcp transport's handshake decoders (transports/tcp/tcp_wire.h):
 // a decode that succeeds must re-encode to exactly the bytes it read, so no
-// two different byte strings mean the same handshake and nothing is ignored.
+// two different byte strings mean the same handshake and nothing is ignored;
+// and the hello's MAC must cover the fields it claims to.
 #include <cstdint>
 #include <cstring>
 
@@ -16,6 +17,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       uint8_t again[Hello::kBytes];
       hello.encode(again);
       FUZZ_CHECK(std::memcmp(again, data, Hello::kBytes) == 0);
+      // The MAC covers every field: a signed hello verifies, and changing the
+      // rank or the nonce after signing breaks it.
+      const loom::Digest key = loom::sha256("fuzz key", {});
+      hello.mac = hello.expectedMac(key);
+      FUZZ_CHECK(loom::sameBytes(hello.mac, hello.expectedMac(key)));
+      Hello forged = hello;
+      forged.rank ^= 1;
+      FUZZ_CHECK(!loom::sameBytes(forged.mac, forged.expectedMac(key)));
+      forged = hello;
+      forged.nonce[data[size - 1] % loom::tcp::kNonceBytes] ^= 0x80;
+      FUZZ_CHECK(!loom::sameBytes(forged.mac, forged.expectedMac(key)));
     } else {
       FUZZ_CHECK(std::memcmp(data, Hello::kMagic, 8) != 0);
     }

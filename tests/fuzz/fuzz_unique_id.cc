@@ -32,7 +32,8 @@ void checkRaw(const loomUniqueId& raw) {
   FUZZ_CHECK(std::memcmp(again.internal, raw.internal, LOOM_UNIQUE_ID_BYTES) == 0);
   FUZZ_CHECK(id.port != 0);
   const UniqueId viaHex = UniqueId::fromHex(id.toHex());
-  FUZZ_CHECK(viaHex.host == id.host && viaHex.port == id.port && viaHex.secret == id.secret);
+  FUZZ_CHECK(viaHex.host == id.host && viaHex.port == id.port && viaHex.secret == id.secret &&
+             viaHex.job == id.job);
   FUZZ_CHECK(viaHex.tag() == id.tag());
 }
 

@@ -16,22 +16,26 @@ def fnv1a(data, h=0xCBF29CE484222325):
     return h
 
 
-def unique_id(family, port, addr, secret):
+def unique_id(family, port, addr, secret, job=0x0123456789ABCDEF):
     b = bytearray(128)
     b[0:8] = b"LOOMID01"
-    struct.pack_into("<HHH", b, 8, 1, family, port)
+    struct.pack_into("<HHH", b, 8, 2, family, port)
     b[16:16 + len(addr)] = addr
     b[32:48] = secret
+    struct.pack_into("<Q", b, 48, job)
     struct.pack_into("<Q", b, 120, fnv1a(bytes(b[:120])))
     return bytes(b)
 
 
-def hello(rank, nranks, pid=1234, host=b"node7", secret=bytes(range(16))):
-    b = bytearray(104)
-    b[0:8] = b"LOOMBS03"
-    b[8:24] = secret
-    struct.pack_into("<IIII", b, 24, rank, nranks, pid, len(host))
-    b[40:40 + len(host)] = host
+def hello(rank, nranks, pid=1234, host=b"node7", job=0x55AA, nonce=bytes(range(16)),
+          mac=bytes(range(32, 64))):
+    b = bytearray(144)
+    b[0:8] = b"LOOMBS04"
+    struct.pack_into("<Q", b, 8, job)
+    b[16:32] = nonce
+    b[32:64] = mac
+    struct.pack_into("<IIII", b, 64, rank, nranks, pid, len(host))
+    b[80:80 + len(host)] = host
     return bytes(b)
 
 
@@ -55,12 +59,13 @@ def gather(blobs):
     return b"".join(struct.pack("<I", len(x)) + x for x in blobs)
 
 
-def tcp_hello(tag, rank, index, sockets, slot):
-    return b"LOOMTCP1" + struct.pack("<QIIII", tag, rank, index, sockets, slot)
+def tcp_hello(tag, rank, index, sockets, slot, channels=1):
+    return (b"LOOMTCP3" + struct.pack("<QIIII", tag, rank, index, channels << 16 | sockets, slot)
+            + bytes(range(16)) + bytes(range(100, 132)))
 
 
 def tcp_ack(tag, rank):
-    return b"LOOMTCPA" + struct.pack("<QII", tag, rank, 0)
+    return b"LOOMTCPA" + struct.pack("<QII", tag, rank, 0) + bytes(range(50, 82))
 
 
 def ibv_connection(to_rank=1, layer=1, lid=7, psn=0x123456, mtu=5, gid=bytes(range(16)),
@@ -93,7 +98,7 @@ def seeds():
         "hello_rounds_leave": b"\x03" + h + message(1, b"abc") + message(1) + message(2),
         "big_round": b"\x11" + h + message(1, bytes(range(256)) * 8),
         "bad_magic": b"\x01" + b"LOOMBS01" + h[8:],
-        "long_host": b"\x05" + h[:36] + struct.pack("<I", 65) + h[40:],
+        "long_host": b"\x05" + h[:76] + struct.pack("<I", 65) + h[80:],
         "bad_kind": b"\x09" + h + message(9),
         "leave_with_payload": b"\x02" + h + message(2, b"x"),
         "partial": b"\x04" + h[:50],
@@ -106,11 +111,13 @@ def seeds():
     # First byte: split seed; second: world size - 1 (mod 8).
     g = gather([b"zero", b"", b"two" * 10])
     yield "rendezvous_frames", {
-        "ok": b"\x01\x02" + frame(1),
-        "ok_error": b"\x05\x02" + frame(1) + frame(2, b"rank 3 (pid 9 on host h) disconnected"),
+        "challenge_ok": b"\x01\x02" + frame(7, bytes(range(16))) + frame(1, bytes(range(32))),
+        "ok_error": b"\x05\x02" + frame(1, bytes(32))
+        + frame(2, b"rank 3 (pid 9 on host h) disconnected"),
+        "long_challenge": b"\x03\x01" + frame(7, bytes(17)),
         "gather3": b"\x07\x02" + frame(3, g),
         "gather_rounds": b"\x08\x00" + frame(3, gather([b"a"])) + frame(3, gather([b""])),
-        "ok_with_payload": b"\x02\x00" + frame(1, b"x"),
+        "ok_with_long_proof": b"\x02\x00" + frame(1, bytes(33)),
         "reserved_set": b"\x02\x00" + struct.pack("<IIQ", 2, 1, 0),
         "huge_error": b"\x03\x00" + struct.pack("<IIQ", 2, 0, 1 << 40),
         "gather_trailing": b"\x04\x00" + frame(3, gather([b"a"]) + b"zz"),
@@ -122,9 +129,10 @@ def seeds():
     }
     yield "tcp_wire", {
         "hello": tcp_hello(0x1122334455667788, 3, 1, 4, 1 << 20),
-        "ack": tcp_ack(0x1122334455667788, 5) + bytes(8),
-        "ack_reserved_set": b"LOOMTCPA" + struct.pack("<QII", 1, 2, 3) + bytes(8),
-        "garbage": b"LOOMTCPX" + bytes(24),
+        "hello_channels": tcp_hello(7, 0, 5, 2, 1 << 19, channels=3),
+        "ack": tcp_ack(0x1122334455667788, 5) + bytes(24),
+        "ack_reserved_set": b"LOOMTCPA" + struct.pack("<QII", 1, 2, 3) + bytes(56),
+        "garbage": b"LOOMTCPX" + bytes(72),
     }
     yield "ibv_connection", {
         "infiniband": ibv_connection(),

@@ -926,14 +926,16 @@ int connectRetrying(int port, const std::atomic<bool>& done, int64_t untilNs) {
   return -1;
 }
 
-/// The rendezvous hello as documented in src/bootstrap/rendezvous_protocol.h:
-/// magic "LOOMBS01", 16 secret bytes, rank and nranks as little-endian u32.
-std::string helloBytes(const std::string& secret16, uint32_t rank, uint32_t nranks) {
-  std::string h = "LOOMBS01" + secret16;
-  for (uint32_t v : {rank, nranks}) {
+/// A forged rendezvous hello as documented in src/bootstrap/rendezvous_protocol.h
+/// (version 4): magic "LOOMBS04", job u64, nonce[16], then `mac32` where the MAC
+/// of the server's challenge belongs, rank, nranks, pid and host length as
+/// little-endian u32, and 64 bytes of host.
+std::string helloBytes(const std::string& mac32, uint32_t rank, uint32_t nranks) {
+  std::string h = "LOOMBS04" + std::string(8 + 16, '\x5a') + mac32;
+  for (uint32_t v : {rank, nranks, 1234u, 0u}) {
     for (int i = 0; i < 4; ++i) h.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
   }
-  return h;
+  return h + std::string(64, '\0');
 }
 
 std::string randomBytes(std::mt19937_64& rng, size_t n) {
@@ -961,12 +963,12 @@ void attack(Attack kind, int port, int nranks, uint64_t seed, const std::atomic<
         bytes = randomBytes(rng, 1 + rng() % 4096);
         break;
       case Attack::WrongSecret:
-        bytes = helloBytes(randomBytes(rng, 16), static_cast<uint32_t>(rng() % nranks),
+        bytes = helloBytes(randomBytes(rng, 32), static_cast<uint32_t>(rng() % nranks),
                            static_cast<uint32_t>(nranks));
         break;
       case Attack::PartialHello:
-        bytes = helloBytes(randomBytes(rng, 16), 0, static_cast<uint32_t>(nranks))
-                    .substr(0, 1 + rng() % 31);
+        bytes = helloBytes(randomBytes(rng, 32), 0, static_cast<uint32_t>(nranks))
+                    .substr(0, 1 + rng() % 143);
         break;
     }
     if (!bytes.empty()) (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);

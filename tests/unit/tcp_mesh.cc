@@ -8,8 +8,11 @@
 
 namespace loom {
 
+Digest sharedTestKey() { return sha256("tcp mesh test key", {}); }
+
 std::vector<Links> connectAll(int nranks, const TcpConfig& config, std::vector<uint64_t> tags,
-                              std::vector<std::string>* errors, std::chrono::milliseconds timeout) {
+                              std::vector<std::string>* errors, std::chrono::milliseconds timeout,
+                              const std::vector<Digest>& keys) {
   std::vector<std::unique_ptr<TcpListener>> listeners;
   std::vector<std::string> addresses;
   for (int r = 0; r < nranks; ++r) {
@@ -27,7 +30,8 @@ std::vector<Links> connectAll(int nranks, const TcpConfig& config, std::vector<u
         if (p != r) peers.push_back(p);
       }
       try {
-        links[r] = connectTcpLinks(*listeners[r], r, peers, addresses, tags[r], config,
+        const LinkCredentials credentials{tags[r], keys.empty() ? sharedTestKey() : keys[r]};
+        links[r] = connectTcpLinks(*listeners[r], r, peers, addresses, credentials, config,
                                    Deadline::after(timeout), nullptr);
       } catch (const Error& e) {
         failures[r] = e.what();

@@ -3,13 +3,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/rendezvous_parser.h"
 #include "bootstrap/rendezvous_protocol.h"
 #include "core/error.h"
+#include "core/keyed_hash.h"
 #include "core/socket.h"
 #include "tests/unit/bootstrap_fixture.h"
 
@@ -20,6 +23,8 @@ using namespace std::chrono_literals;
 
 using fixture::joinAll;
 using fixture::loopbackServer;
+using fixture::rawConnect;
+using fixture::signedHello;
 
 std::string blobFor(int rank, int round) {
   // Distinct contents and sizes, including empty blobs and one large round.
@@ -81,37 +86,31 @@ Socket strayConnection(const UniqueId& id, const std::string& bytes) {
   return sock;
 }
 
-// The server must drop the connection: recv fails at once, not at the deadline.
+// The server must close the connection soon (after its challenge and, for a
+// refused hello, an error frame), not leave it open until the deadline.
 void expectDropped(const Socket& sock) {
-  char c;
-  try {
-    recvAll(sock.fd(), &c, 1, Deadline::after(3s), nullptr, "server");
-    ADD_FAILURE() << "server answered a stray";
-  } catch (const Error& e) {
-    // EOF, or a reset when the server closed with our bytes unread.
-    EXPECT_EQ(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
-    EXPECT_EQ(e.code(), ErrorCode::RemoteError);
+  const Deadline deadline = Deadline::after(3s);
+  char chunk[256];
+  while (!deadline.expired()) {
+    pollfd ready{sock.fd(), POLLIN, 0};
+    ::poll(&ready, 1, 50);
+    const ssize_t n = ::recv(sock.fd(), chunk, sizeof(chunk), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return;  // EOF or reset
   }
-}
-
-std::string helloBytes(const std::array<uint8_t, 16>& secret, uint32_t rank, uint32_t nranks) {
-  rendezvous::Hello hello;
-  hello.secret = secret;
-  hello.rank = rank;
-  hello.nranks = nranks;
-  std::string bytes(rendezvous::kHelloBytes, '\0');
-  rendezvous::encodeHello(hello, reinterpret_cast<uint8_t*>(bytes.data()));
-  return bytes;
+  ADD_FAILURE() << "the server kept a stray's connection open";
 }
 
 TEST(Bootstrap, StraysDuringInitDoNotHarmRealRanks) {
   const UniqueId id = loopbackServer();
-  auto wrongSecret = id.secret;
-  wrongSecret[0] ^= 0x55;
+  UniqueId wrongSecret = id;
+  wrongSecret.secret[0] ^= 0x55;
   // Strays connect before the real ranks, so they are there during init.
-  const Socket badSecret = strayConnection(id, helloBytes(wrongSecret, 0, 3));
+  fixture::RawClient forger = rawConnect(id);
+  const std::string forged = signedHello(wrongSecret, forger.challenge, 0, 3);
+  sendAll(forger.sock.fd(), forged.data(), forged.size(), Deadline::after(3s), nullptr, "server");
+  const Socket& badSecret = forger.sock;
   const Socket garbage = strayConnection(id, std::string(64, 'x'));
-  const Socket partial = strayConnection(id, helloBytes(id.secret, 0, 3).substr(0, 20));
+  const Socket partial = strayConnection(id, signedHello(id, {}, 0, 3).substr(0, 20));
   const Socket silent = strayConnection(id, "");
   const std::string failure = runRanks(id, 3, [](Bootstrap& boot) {
     const auto all = boot.allGather(std::to_string(boot.rank() * 11), Deadline::after(5s));
@@ -308,8 +307,10 @@ TEST(BootstrapLiveness, MalformedMessageFromAJoinedRankIsReported) {
   std::unique_ptr<Bootstrap> rank0;
   std::thread joiner([&] { rank0 = Bootstrap::join(id, 0, 2, Deadline::after(5s)); });
   // Rank 1 is a raw socket: a valid hello, then a message of unknown kind.
-  std::string bytes = helloBytes(id.secret, 1, 2);
-  const Socket rank1 = strayConnection(id, bytes);
+  fixture::RawClient raw = rawConnect(id);
+  const std::string bytes = signedHello(id, raw.challenge, 1, 2);
+  sendAll(raw.sock.fd(), bytes.data(), bytes.size(), Deadline::after(3s), nullptr, "server");
+  const Socket& rank1 = raw.sock;
   joiner.join();
   ASSERT_NE(rank0, nullptr);
   const std::string junk = rendezvous::messageHeader(static_cast<rendezvous::MessageKind>(77), 0);
@@ -330,16 +331,24 @@ class FakeServer {
   }
   const UniqueId& id() const { return id_; }
 
-  /// Accepts the client, reads its hello and answers Ok.
-  rendezvous::Hello acceptAndWelcome() {
+  /// Accepts the client, challenges it, checks its hello and answers Ok with
+  /// a proof made with `proofSecret` (the id's own unless an impostor).
+  rendezvous::Hello acceptAndWelcome(std::optional<std::array<uint8_t, 16>> proofSecret = {}) {
     waitReady(listener_.fd(), POLLIN, Deadline::after(5s), nullptr, "client");
     client_ = Socket(::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     EXPECT_TRUE(client_.valid());
+    const auto challenge = randomArray<rendezvous::kNonceBytes>();
+    send(rendezvous::frame(rendezvous::FrameKind::Challenge,
+                           std::string(challenge.begin(), challenge.end())));
     uint8_t bytes[rendezvous::kHelloBytes];
     recvAll(client_.fd(), bytes, sizeof(bytes), Deadline::after(5s), nullptr, "client");
     rendezvous::Hello hello;
     EXPECT_EQ(rendezvous::decodeHello(bytes, &hello), "");
-    send(rendezvous::frame(rendezvous::FrameKind::Ok, ""));
+    EXPECT_TRUE(sameBytes(hello.mac, rendezvous::handshakeMac(id_.secret, rendezvous::kHelloLabel,
+                                                              challenge, hello)));
+    const Digest proof = rendezvous::handshakeMac(proofSecret.value_or(id_.secret),
+                                                  rendezvous::kWelcomeLabel, challenge, hello);
+    send(rendezvous::frame(rendezvous::FrameKind::Ok, std::string(proof.begin(), proof.end())));
     return hello;
   }
   void send(const std::string& bytes) {
@@ -360,6 +369,23 @@ class FakeServer {
   Socket client_;
   UniqueId id_;
 };
+
+TEST(BootstrapAuth, ServerThatCannotProveTheSecretIsNotJoined) {
+  FakeServer impostor;
+  std::string error;
+  std::thread joiner([&] {
+    try {
+      Bootstrap::join(impostor.id(), 0, 2, Deadline::after(5s));
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  });
+  std::array<uint8_t, 16> guess{};
+  guess[0] = 43;  // the impostor does not know the id's secret
+  impostor.acceptAndWelcome(guess);
+  joiner.join();
+  EXPECT_NE(error.find("does not prove the secret"), std::string::npos) << error;
+}
 
 TEST(BootstrapLiveness, ErrorFrameArrivingByteByByteIsReadWhole) {
   FakeServer server;

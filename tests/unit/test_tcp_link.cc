@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/socket.h"
 #include "link_traffic.h"
 #include "transports/tcp/tcp_transport.h"
 #include "unit/tcp_mesh.h"
@@ -167,24 +168,108 @@ TEST(TcpLink, WrongCommTagIsRefused) {
   EXPECT_NE(errors[1].find("timed out waiting for ranks 0"), std::string::npos) << errors[1];
 }
 
+TEST(TcpLink, WrongKeyIsRefused) {
+  TcpConfig config;
+  std::vector<std::string> errors;
+  Digest other = sharedTestKey();
+  other[0] ^= 1;
+  connectAll(2, config, {7, 7}, &errors, 1500ms, {sharedTestKey(), other});
+  EXPECT_NE(errors[0].find("refused the handshake"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("timed out waiting for ranks 0"), std::string::npos) << errors[1];
+}
+
+// A hello as rank 0 would send it to rank 1: key-proved, fresh nonce.
+std::string signedHello(const LinkCredentials& credentials, const TcpConfig& config) {
+  tcp::Hello hello{credentials.commTag,
+                   0,
+                   0,
+                   static_cast<uint16_t>(config.socketsPerPeer),
+                   static_cast<uint16_t>(config.channels),
+                   static_cast<uint32_t>(config.slotBytes),
+                   randomArray<tcp::kNonceBytes>()};
+  hello.mac = hello.expectedMac(credentials.key);
+  std::string bytes(tcp::Hello::kBytes, '\0');
+  hello.encode(reinterpret_cast<uint8_t*>(bytes.data()));
+  return bytes;
+}
+
+// Rank 1 accepts rank 0 on `listener`; rank 0 is a raw socket that sends `hello`.
+// Returns rank 1's error ("" when it connected) and whether rank 0 got a valid ack.
+std::pair<std::string, bool> acceptRawHello(TcpListener& listener,
+                                            const LinkCredentials& credentials,
+                                            const TcpConfig& config, const std::string& hello) {
+  const std::vector<std::string> addresses{"127.0.0.1:1", listener.address()};
+  std::string error;
+  std::thread rank1([&] {
+    try {
+      connectTcpLinks(listener, 1, {0}, addresses, credentials, config, Deadline::after(1500ms),
+                      nullptr);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  });
+  Socket rank0 =
+      connectWithRetry(SocketAddress::parse(listener.address()), Deadline::after(2s), nullptr);
+  sendAll(rank0.fd(), hello.data(), hello.size(), Deadline::after(2s), nullptr, "rank 1");
+  uint8_t bytes[tcp::Ack::kBytes];
+  bool acked = false;
+  try {
+    recvAll(rank0.fd(), bytes, sizeof(bytes), Deadline::after(3s), nullptr, "rank 1");
+    tcp::Ack ack;
+    tcp::Hello sent;
+    sent.decode(reinterpret_cast<const uint8_t*>(hello.data()));
+    acked = ack.decode(bytes) && ack.rank == 1 &&
+            sameBytes(ack.mac, ack.expectedMac(credentials.key, sent.nonce));
+  } catch (const Error&) {
+    // Refused: the connection closed without an ack.
+  }
+  rank1.join();
+  return {error, acked};
+}
+
+TEST(TcpLink, ReplayedHelloIsRefused) {
+  TcpConfig config;
+  config.socketsPerPeer = 1;
+  TcpListener listener("127.0.0.1");
+  const LinkCredentials credentials{9, sharedTestKey()};
+  const std::string hello = signedHello(credentials, config);
+  const auto [firstError, firstAcked] = acceptRawHello(listener, credentials, config, hello);
+  EXPECT_EQ(firstError, "");
+  EXPECT_TRUE(firstAcked) << "the acceptor's ack must prove the key";
+  // The same bytes again, as a sniffer would send them: the nonce is spent.
+  const auto [replayError, replayAcked] = acceptRawHello(listener, credentials, config, hello);
+  EXPECT_FALSE(replayAcked);
+  EXPECT_NE(replayError.find("timed out waiting for ranks 0"), std::string::npos) << replayError;
+  // A fresh hello from the same rank is still welcome.
+  const auto [freshError, freshAcked] =
+      acceptRawHello(listener, credentials, config, signedHello(credentials, config));
+  EXPECT_EQ(freshError, "");
+  EXPECT_TRUE(freshAcked);
+}
+
 TEST(TcpLink, InvalidPeersAndConfigRejected) {
   TcpListener listener("127.0.0.1");
   TcpConfig config;
   const std::vector<std::string> addresses{listener.address(), listener.address()};
   EXPECT_THROW(
-      connectTcpLinks(listener, 0, {0}, addresses, 1, config, Deadline::after(1s), nullptr), Error);
+      connectTcpLinks(listener, 0, {0}, addresses, {1, {}}, config, Deadline::after(1s), nullptr),
+      Error);
   EXPECT_THROW(
-      connectTcpLinks(listener, 0, {2}, addresses, 1, config, Deadline::after(1s), nullptr), Error);
+      connectTcpLinks(listener, 0, {2}, addresses, {1, {}}, config, Deadline::after(1s), nullptr),
+      Error);
   config.slots = 0;
   EXPECT_THROW(
-      connectTcpLinks(listener, 0, {1}, addresses, 1, config, Deadline::after(1s), nullptr), Error);
+      connectTcpLinks(listener, 0, {1}, addresses, {1, {}}, config, Deadline::after(1s), nullptr),
+      Error);
   config = TcpConfig{};
   config.channels = 0;
   EXPECT_THROW(
-      connectTcpLinks(listener, 0, {1}, addresses, 1, config, Deadline::after(1s), nullptr), Error);
+      connectTcpLinks(listener, 0, {1}, addresses, {1, {}}, config, Deadline::after(1s), nullptr),
+      Error);
   config.channels = 33;  // x 2 sockets: more than 64 per peer
   EXPECT_THROW(
-      connectTcpLinks(listener, 0, {1}, addresses, 1, config, Deadline::after(1s), nullptr), Error);
+      connectTcpLinks(listener, 0, {1}, addresses, {1, {}}, config, Deadline::after(1s), nullptr),
+      Error);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@ UniqueId sampleId(const std::string& host) {
   id.host = host;
   id.port = 40123;
   for (size_t i = 0; i < id.secret.size(); ++i) id.secret[i] = static_cast<uint8_t>(7 * i + 1);
+  id.job = 0x0123456789abcdefULL;
   return id;
 }
 
@@ -21,6 +22,7 @@ TEST(UniqueId, RoundTripsIpv4AndIpv6) {
     EXPECT_EQ(back.host, host);
     EXPECT_EQ(back.port, id.port);
     EXPECT_EQ(back.secret, id.secret);
+    EXPECT_EQ(back.job, id.job);
     EXPECT_EQ(back.tag(), id.tag());
     const UniqueId fromHex = UniqueId::fromHex(id.toHex());
     EXPECT_EQ(fromHex.host, host);
@@ -94,12 +96,18 @@ TEST(UniqueId, SerializeRejectsNonNumericHostAndPortZero) {
   EXPECT_THROW(id.serialize(), Error);
 }
 
-TEST(UniqueId, TagDependsOnSecretOnly) {
+TEST(UniqueId, TagAndLinkKeyDependOnSecretAndJob) {
   UniqueId a = sampleId("127.0.0.1");
   UniqueId b = sampleId("10.0.0.1");
   EXPECT_EQ(a.tag(), b.tag());
+  EXPECT_EQ(a.linkKey(), b.linkKey());
   b.secret[3] ^= 1;
   EXPECT_NE(a.tag(), b.tag());
+  EXPECT_NE(a.linkKey(), b.linkKey());
+  b = a;
+  b.job ^= 1;
+  EXPECT_NE(a.tag(), b.tag());
+  EXPECT_NE(a.linkKey(), b.linkKey());
 }
 
 }  // namespace

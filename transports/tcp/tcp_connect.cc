@@ -49,9 +49,9 @@ size_t socketsPerPeer(const TcpConfig& config) {
 }
 
 // Phase 2: accepts until every expected (rank, socket) pair has said hello.
-void acceptLowerPeers(TcpListener& listener, int myRank, uint64_t commTag, const TcpConfig& config,
-                      std::map<int, std::vector<Socket>>& lower, Deadline deadline,
-                      const std::atomic<bool>* abortFlag) {
+void acceptLowerPeers(TcpListener& listener, int myRank, const LinkCredentials& credentials,
+                      const TcpConfig& config, std::map<int, std::vector<Socket>>& lower,
+                      Deadline deadline, const std::atomic<bool>* abortFlag) {
   const size_t sockets = socketsPerPeer(config);
   auto missing = [&] {
     std::vector<int> ranks;
@@ -62,6 +62,7 @@ void acceptLowerPeers(TcpListener& listener, int myRank, uint64_t commTag, const
     }
     return ranks;
   };
+  const uint64_t commTag = credentials.commTag;
   std::vector<Accepted> pending;
   while (!missing().empty()) {
     if (abortFlag != nullptr && abortFlag->load()) {
@@ -102,6 +103,10 @@ void acceptLowerPeers(TcpListener& listener, int myRank, uint64_t commTag, const
         why = "not a Loom tcp hello";
       } else if (hello.commTag != commTag) {
         why = fmt::format("communicator tag {:016x}, expected {:016x}", hello.commTag, commTag);
+      } else if (!sameBytes(hello.mac, hello.expectedMac(credentials.key))) {
+        why = fmt::format("rank {}'s hello does not prove the communicator's key", hello.rank);
+      } else if (!listener.firstUse(hello.nonce)) {
+        why = fmt::format("rank {}'s hello is a replay (its nonce was used before)", hello.rank);
       } else if (lower.count(static_cast<int>(hello.rank)) == 0 || hello.rank > 1u << 30) {
         why = fmt::format("rank {} is not a lower peer of rank {}", hello.rank, myRank);
       } else if (hello.socketsPerLink != config.socketsPerPeer ||
@@ -120,8 +125,10 @@ void acceptLowerPeers(TcpListener& listener, int myRank, uint64_t commTag, const
         a.sock.reset();
         continue;
       }
+      tcp::Ack answer{commTag, static_cast<uint32_t>(myRank)};
+      answer.mac = answer.expectedMac(credentials.key, hello.nonce);
       uint8_t ack[tcp::Ack::kBytes];
-      tcp::Ack{commTag, static_cast<uint32_t>(myRank)}.encode(ack);
+      answer.encode(ack);
       sendAll(a.sock.fd(), ack, sizeof(ack), deadline, abortFlag,
               fmt::format("rank {} (tcp handshake)", hello.rank));
       lower[hello.rank][hello.socketIndex] = std::move(a.sock);
@@ -135,12 +142,14 @@ void acceptLowerPeers(TcpListener& listener, int myRank, uint64_t commTag, const
 std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int myRank,
                                                    const std::vector<int>& peers,
                                                    const std::vector<std::string>& peerAddresses,
-                                                   uint64_t commTag, const TcpConfig& config,
-                                                   Deadline deadline,
+                                                   const LinkCredentials& credentials,
+                                                   const TcpConfig& config, Deadline deadline,
                                                    const std::atomic<bool>* abortFlag) {
   validate(myRank, peers, peerAddresses.size(), config);
   const size_t sockets = socketsPerPeer(config);
+  const uint64_t commTag = credentials.commTag;
   std::map<int, std::vector<Socket>> higher;
+  std::map<int, std::vector<tcp::Nonce>> sentNonces;
   std::map<int, std::vector<Socket>> lower;
   for (int p : peers) (p > myRank ? higher : lower)[p].resize(sockets);
 
@@ -149,23 +158,27 @@ std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int my
     const SocketAddress address = SocketAddress::parse(peerAddresses[p]);
     for (size_t s = 0; s < sockets; ++s) {
       socks[s] = connectWithRetry(address, deadline, abortFlag);
+      tcp::Hello mine{commTag,
+                      static_cast<uint32_t>(myRank),
+                      static_cast<uint32_t>(s),
+                      static_cast<uint16_t>(config.socketsPerPeer),
+                      static_cast<uint16_t>(config.channels),
+                      static_cast<uint32_t>(config.slotBytes),
+                      randomArray<tcp::kNonceBytes>()};
+      mine.mac = mine.expectedMac(credentials.key);
+      sentNonces[p].push_back(mine.nonce);
       uint8_t hello[tcp::Hello::kBytes];
-      tcp::Hello{commTag,
-                 static_cast<uint32_t>(myRank),
-                 static_cast<uint32_t>(s),
-                 static_cast<uint16_t>(config.socketsPerPeer),
-                 static_cast<uint16_t>(config.channels),
-                 static_cast<uint32_t>(config.slotBytes)}
-          .encode(hello);
+      mine.encode(hello);
       sendAll(socks[s].fd(), hello, sizeof(hello), deadline, abortFlag,
               fmt::format("rank {} at {}", p, peerAddresses[p]));
     }
   }
   // Phase 2: accept from lower peers.
-  acceptLowerPeers(listener, myRank, commTag, config, lower, deadline, abortFlag);
+  acceptLowerPeers(listener, myRank, credentials, config, lower, deadline, abortFlag);
   // Phase 3: the higher peers' acks.
   for (auto& [p, socks] : higher) {
-    for (auto& sock : socks) {
+    for (size_t s = 0; s < socks.size(); ++s) {
+      const Socket& sock = socks[s];
       uint8_t bytes[tcp::Ack::kBytes];
       const std::string who = fmt::format("rank {} at {}", p, peerAddresses[p]);
       try {
@@ -180,6 +193,11 @@ std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int my
       tcp::Ack ack;
       if (!ack.decode(bytes) || ack.commTag != commTag || ack.rank != static_cast<uint32_t>(p)) {
         raise(ErrorCode::RemoteError, "tcp: {} answered the handshake of rank {} wrongly", who,
+              myRank);
+      }
+      if (!sameBytes(ack.mac, ack.expectedMac(credentials.key, sentNonces[p][s]))) {
+        raise(ErrorCode::RemoteError,
+              "tcp: {} does not prove the communicator's key: not the peer rank {} expected", who,
               myRank);
       }
     }

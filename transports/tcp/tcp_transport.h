@@ -4,11 +4,14 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/deadline.h"
 #include "transports/link.h"
+#include "transports/link_credentials.h"
+#include "transports/tcp/tcp_wire.h"
 
 namespace loom {
 
@@ -32,22 +35,27 @@ class TcpListener {
   /// "host:port" ("[v6]:port" for IPv6).
   std::string address() const;
   int fd() const { return fd_; }
+  /// True the first time a hello's nonce is seen here: a replayed hello (its
+  /// MAC valid, its nonce not fresh) is refused for the listener's life.
+  bool firstUse(const tcp::Nonce& nonce) { return nonces_.insert(nonce).second; }
 
  private:
   int fd_ = -1;
   std::string address_;
+  std::set<tcp::Nonce> nonces_;
 };
 
 /// Connects a link to every rank in `peers`. Every rank of the set calls this
-/// with the same `commTag`; for each pair the lower rank connects and the higher
-/// accepts, and a handshake carries (commTag, rank) so strays are refused.
+/// with the same credentials; for each pair the lower rank connects and the
+/// higher accepts, and a handshake carries (commTag, rank) with a MAC keyed by
+/// credentials.key, so strays, strangers and replays are refused.
 /// `peerAddresses` is indexed by rank. Returns config.channels links per peer,
 /// channel-major: link c * peers.size() + i is channel c's link to peers[i].
 std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int myRank,
                                                    const std::vector<int>& peers,
                                                    const std::vector<std::string>& peerAddresses,
-                                                   uint64_t commTag, const TcpConfig& config,
-                                                   Deadline deadline,
+                                                   const LinkCredentials& credentials,
+                                                   const TcpConfig& config, Deadline deadline,
                                                    const std::atomic<bool>* abortFlag);
 
 }  // namespace loom
