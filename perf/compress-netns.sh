@@ -47,7 +47,7 @@ ip netns exec "$a" tc qdisc add dev "${tag}x" root tbf rate "$rate" burst 256kb 
 ip netns exec "$b" tc qdisc add dev "${tag}y" root tbf rate "$rate" burst 256kb latency 50ms
 
 port=$((30000 + $$ % 20000))
-secret="$tag$RANDOM$RANDOM"
+secret=$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")
 run() {
   local spec="$1"
   local out="$2"

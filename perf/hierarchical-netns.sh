@@ -51,6 +51,7 @@ work=$(mktemp -d)
 perf=$(netns_private_binary "$perf" "$work")
 trap 'pkill -KILL -f "$perf" 2> /dev/null || true; netns_switch_down; rm -rf "$work"' EXIT
 port=$((30000 + $$ % 20000))
+secret=$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")  # docs/security.md
 n=$((hosts * per_host))
 
 # run <name> <VAR=value ...> -- <loom_perf args>: ranks placed host by host.
@@ -64,7 +65,7 @@ run() {
   for ((r = 0; r < n; r++)); do
     h=$((r / per_host))
     ip netns exec "${NETNS_HOSTS[$h]}" env "${envs[@]}" LOOM_COMM_ID="${NETNS_ADDRS[0]}:$port" \
-      LOOM_SECRET="hier$$" LOOM_WORLD_SIZE=$n LOOM_RANK=$r LOOM_TIMEOUT=300 \
+      LOOM_SECRET="$secret" LOOM_WORLD_SIZE=$n LOOM_RANK=$r LOOM_TIMEOUT=300 \
       LOOM_SOCKET_IFNAME="${NETNS_IFS[$h]}" \
       timeout -s KILL 900 "$perf" allreduce -b "$min" -e "$max" -f 4 -n "$iters" -w 1 "$@" \
       > "$work/$name.$r" 2>&1 &

@@ -63,7 +63,7 @@ build() {
     return 0
   fi
   echo "fuzz.sh: building fuzz_$target"
-  "$CXX" "${CXXFLAGS[@]}" "${inputs[@]}" -lfmt -lpugixml -lcrypto -o "$binary.tmp"
+  "$CXX" "${CXXFLAGS[@]}" "${inputs[@]}" -lfmt -lpugixml -lsodium -o "$binary.tmp"
   mv "$binary.tmp" "$binary"
 }
 

@@ -11,7 +11,7 @@ packages=(
   libopenblas-dev
   openmpi-bin libopenmpi-dev
   libgtest-dev libbenchmark-dev
-  libssl-dev
+  libsodium-dev
   libfmt-dev libcli11-dev nlohmann-json3-dev libpugixml-dev
   clang-format clang-tidy clang-14 libclang-rt-14-dev
   iproute2 procps strace

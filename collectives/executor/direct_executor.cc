@@ -8,6 +8,22 @@
 
 namespace loom {
 
+uint64_t callFingerprint(Collective collective, size_t count, DataType type, ReduceOp op,
+                         int root) {
+  // splitmix64's finalizer over the packed fields: any one field changing
+  // changes about half the bits.
+  auto mix = [](uint64_t x) {
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  const uint64_t shape = static_cast<uint64_t>(collective) | static_cast<uint64_t>(type) << 8 |
+                         static_cast<uint64_t>(op) << 16 |
+                         static_cast<uint64_t>(static_cast<uint32_t>(root)) << 32;
+  const uint64_t fingerprint = mix(mix(shape) ^ count);
+  return fingerprint == 0 ? 1 : fingerprint;
+}
+
 DirectExecutor::DirectExecutor(std::span<const ArenaView> arenas, int rank, size_t arenaBytes,
                                uint64_t& round, Waiter& waiter, const DirectOptions& options)
     : arenas_(arenas),
@@ -85,7 +101,9 @@ void DirectExecutor::ringPeers() {
 }
 
 void DirectExecutor::publishInput() {
-  arenas_[rank_].header->inputSeq.store(round_, std::memory_order_release);
+  SegmentHeader& mine = *arenas_[rank_].header;
+  mine.inputCall[round_ & 1] = options_.call;
+  mine.inputSeq.store(round_, std::memory_order_release);
   ringPeers();
 }
 
@@ -95,9 +113,16 @@ void DirectExecutor::publishOutput() {
 }
 
 void DirectExecutor::waitInput(int r) {
-  auto& seq = arenas_[r].header->inputSeq;
-  waitFor(
-      waiter_, [&] { return seq.load(std::memory_order_acquire) >= round_; }, r, round_, "input");
+  const SegmentHeader& peer = *arenas_[r].header;
+  const int p = static_cast<int>(round_ & 1);
+  // A peer that published this round through its small slot is in another call.
+  const auto published = [&] {
+    return peer.inputSeq.load(std::memory_order_acquire) >= round_ ||
+           peer.small[p].round.load(std::memory_order_acquire) >= round_;
+  };
+  waitFor(waiter_, published, r, round_, "input");
+  if (peer.inputSeq.load(std::memory_order_acquire) < round_) throw CallMismatch(r);
+  checkSameCall(r, peer.inputCall[p]);
 }
 
 void DirectExecutor::waitAllInputs() {
@@ -127,14 +152,25 @@ void DirectExecutor::allReduceSmall(const char* in, char* out, size_t count, siz
   const int p = beginRound();
   SmallSlot& mine = arenas_[rank_].header->small[p];
   std::memcpy(mine.data, in, count * es);
+  mine.call = options_.call;
   bytesSent_ += count * es;
   mine.round.store(round_, std::memory_order_release);
   ringPeers();
   for (int r = 0; r < nranks_; ++r) {
-    const auto& slot = arenas_[r].header->small[p];
-    waitFor(
-        waiter_, [&] { return slot.round.load(std::memory_order_acquire) >= round_; }, r, round_,
-        "input");
+    const SegmentHeader& peer = *arenas_[r].header;
+    const auto& slot = peer.small[p];
+    if (slot.round.load(std::memory_order_acquire) < round_) {
+      // A peer that published this round through its input region is in another call.
+      waitFor(
+          waiter_,
+          [&] {
+            return slot.round.load(std::memory_order_acquire) >= round_ ||
+                   peer.inputSeq.load(std::memory_order_acquire) >= round_;
+          },
+          r, round_, "input");
+      if (slot.round.load(std::memory_order_acquire) < round_) throw CallMismatch(r);
+    }
+    checkSameCall(r, slot.call);
   }
   // Staged through a local copy: `out` may alias `in`, which rank_'s slot no longer needs.
   alignas(16) char acc[kSmallSlotBytes];

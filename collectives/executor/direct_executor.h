@@ -22,6 +22,7 @@
 
 #include "collectives/executor/step_executor.h"
 #include "collectives/executor/waiter.h"
+#include "core/error.h"
 #include "transports/shm/peer_memory.h"
 #include "transports/shm/shm_domain.h"
 
@@ -31,7 +32,29 @@ namespace loom {
 /// contribution and the running sum stay in the core's L2 cache.
 inline constexpr size_t kSingleCopyBlockBytes = size_t{128} << 10;
 
+/// What every direct round carries so that ranks in different calls notice
+/// instead of mixing their data: a fingerprint of the call; never 0.
+uint64_t callFingerprint(Collective collective, size_t count, DataType type, ReduceOp op,
+                         int root);
+
+/// A peer published this round for a different call (collective, count,
+/// type, op or root differ, or it took another path). InvalidUsage; the
+/// communicator names both calls.
+class CallMismatch : public Error {
+ public:
+  explicit CallMismatch(int peer)
+      : Error(ErrorCode::InvalidUsage, fmt::format("rank {} is in a different call", peer)),
+        peer_(peer) {}
+  int peer() const { return peer_; }
+
+ private:
+  int peer_;
+};
+
 struct DirectOptions {
+  /// callFingerprint of this call, published with every round and compared
+  /// with the peers'.
+  uint64_t call = 0;
   /// All-reduces up to this size reduce the whole message on every rank.
   size_t oneShotBytes = size_t{32} << 10;
   /// Messages of at least this many bytes (what one rank contributes) run
@@ -70,6 +93,10 @@ class DirectExecutor {
   void publishInput();
   void publishOutput();
   void waitInput(int rank);
+  /// Throws CallMismatch unless rank r's round belongs to this call.
+  void checkSameCall(int r, uint64_t theirs) const {
+    if (theirs != options_.call) throw CallMismatch(r);
+  }
   void waitAllInputs();
   void waitAllOutputs();
   /// out = in_0 (+) in_1 (+) ... over all ranks' input regions at byte offset `at`.

@@ -98,6 +98,7 @@ LaunchEnv detectLaunchEnv() {
     }
     // loomrun's children share its pid, which keeps concurrent runs apart.
     env.jobKey = firstOf({"LOOM_JOB_ID"}, fmt::format("loomrun.{}", getppid()));
+    env.jobKeyShared = present("LOOM_JOB_ID");
   } else if (present("OMPI_COMM_WORLD_RANK")) {
     env.launcher = "openmpi";
     readRankAndSize(env, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE");
@@ -140,6 +141,7 @@ LaunchEnv detectLaunchEnv() {
     // Started by hand: one rank, as MPI runs a program started without mpirun.
     env.launcher = "none";
     env.jobKey = fmt::format("single.{}", getpid());
+    env.jobKeyShared = false;
     LOOM_INFO(
         "no launcher environment found (LOOM_RANK/LOOM_WORLD_SIZE of loomrun, "
         "OMPI_COMM_WORLD_RANK of mpirun, RANK/WORLD_SIZE of torchrun, SLURM_PROCID of srun, "

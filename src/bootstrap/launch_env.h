@@ -21,6 +21,10 @@ struct LaunchEnv {
   std::string masterHost;  // torchrun MASTER_ADDR, or LOOM_COMM_ID host
   int masterPort = 0;
   std::string jobKey;  // stable per job (OMPI jobid, SLURM_JOB_ID.STEP, ...)
+  /// False when jobKey is a per-process fallback (loomrun-style variables
+  /// without LOOM_JOB_ID, ranks started by hand around LOOM_COMM_ID): then it
+  /// cannot name the job in the handshake.
+  bool jobKeyShared = true;
 };
 
 /// The launcher's rank, world and job; with no launcher environment, a world

@@ -81,8 +81,9 @@ UniqueId resolveUniqueId(const LaunchEnv& env) {
   }
   const std::optional<std::string> chosenSecret = envString("LOOM_SECRET");
   id.secret = derivedSecret(chosenSecret.value_or(env.jobKey));
-  id.job = derivedJob(env.jobKey);
   const std::string where = formatHostPort(id.host, id.port);
+  // Without a job-wide key the address is all the ranks share.
+  id.job = derivedJob(env.jobKeyShared ? env.jobKey : "rendezvous " + where);
   warnAboutSecret(env, chosenSecret);
   if (env.rank != 0) {
     LOOM_INFO("rank {}: rendezvous at {} (served by rank 0)", env.rank, where);

@@ -194,10 +194,20 @@ std::string describePeerStates(Comm& comm);
 /// on other hosts, so their hang reports can say what this rank is doing.
 void reportSlowWait(Comm& comm);
 
-/// Marks this rank busy in `collective` for peers' hang reports, until destroyed.
+struct Operation;  // comm/operation.h
+
+/// "AllReduce of 512 float32 elements (sum)", "Broadcast of 8 int32 elements, root 1".
+std::string describeCallShape(Collective collective, size_t count, DataType type, ReduceOp op,
+                              int root);
+/// What rank r (on this host) says it is in, for an error that names a
+/// peer's call: "is in #5: AllReduce of 512 float32 elements (sum)".
+std::string describeLocalCall(Comm& comm, int r);
+
+/// Marks this rank busy in `op` (a group's first operation) for peers' hang
+/// and mismatch reports, until destroyed.
 class StatusScope {
  public:
-  StatusScope(Comm& comm, Collective collective, size_t count);
+  StatusScope(Comm& comm, const Operation& op);
   ~StatusScope();
   StatusScope(const StatusScope&) = delete;
   StatusScope& operator=(const StatusScope&) = delete;

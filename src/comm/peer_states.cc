@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "comm/comm.h"
+#include "comm/operation.h"
 
 namespace loom {
 namespace {
@@ -53,18 +54,48 @@ std::string describeRemote(const PeerReport& report, int rank) {
 
 }  // namespace
 
-StatusScope::StatusScope(Comm& comm, Collective collective, size_t count)
+StatusScope::StatusScope(Comm& comm, const Operation& op)
     : comm_(comm), status_(comm.shm ? &comm.shm->headerOf(comm.rank).status : nullptr) {
   comm.callStatus = PeerStatus{.busy = true,
-                               .collective = static_cast<uint32_t>(collective),
+                               .collective = static_cast<uint32_t>(op.collective),
                                .sequence = comm.collectiveCount,
-                               .count = static_cast<uint64_t>(count)};
+                               .count = static_cast<uint64_t>(op.count)};
   comm.callStatusReported = false;
   if (status_ == nullptr) return;
   status_->sequence.store(comm.collectiveCount, std::memory_order_relaxed);
-  status_->collective.store(static_cast<uint32_t>(collective), std::memory_order_relaxed);
-  status_->count.store(count, std::memory_order_relaxed);
+  status_->collective.store(static_cast<uint32_t>(op.collective), std::memory_order_relaxed);
+  status_->count.store(op.count, std::memory_order_relaxed);
+  status_->shape.store(static_cast<uint32_t>(op.type) | static_cast<uint32_t>(op.op) << 8,
+                       std::memory_order_relaxed);
+  status_->root.store(op.root, std::memory_order_relaxed);
   status_->busy.store(1, std::memory_order_release);
+}
+
+std::string describeCallShape(Collective collective, size_t count, DataType type, ReduceOp op,
+                              int root) {
+  const bool rooted = collective == Collective::Broadcast || collective == Collective::Reduce;
+  return fmt::format("{} of {} {} elements{}{}", toString(collective), count, dataTypeName(type),
+                     isReduction(collective) ? fmt::format(" ({})", reduceOpName(op)) : "",
+                     rooted ? fmt::format(", root {}", root) : "");
+}
+
+std::string describeLocalCall(Comm& comm, int r) {
+  if (!comm.shm || !comm.shm->isMapped(r)) return "(its call is not visible from this host)";
+  const RankStatus& s = comm.shm->headerOf(r).status;
+  const bool busy = s.busy.load(std::memory_order_acquire) != 0;
+  const uint64_t sequence = s.sequence.load(std::memory_order_relaxed);
+  const uint32_t collective = s.collective.load(std::memory_order_relaxed);
+  if (collective > static_cast<uint32_t>(Collective::Recv) || (!busy && sequence == 0)) {
+    return fmt::format("is in no call ({} collectives done)", sequence);
+  }
+  const uint32_t shape = s.shape.load(std::memory_order_relaxed);
+  const std::string call = describeCallShape(
+      static_cast<Collective>(collective), s.count.load(std::memory_order_relaxed),
+      static_cast<DataType>(shape & 0xff), static_cast<ReduceOp>((shape >> 8) & 0xff),
+      s.root.load(std::memory_order_relaxed));
+  // A peer that already failed on the mismatch has left its call; its fields still say which.
+  return busy ? fmt::format("is in #{}: {}", sequence, call)
+              : fmt::format("was last in {} (it has returned)", call);
 }
 
 StatusScope::~StatusScope() {

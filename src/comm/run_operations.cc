@@ -60,8 +60,11 @@ struct CountSent {
   ~CountSent() { comm.stats.addSent(executor.bytesSent()); }
 };
 
-void runDirect(Comm& comm, const Operation& op, Waiter& waiter) {
+void runDirectRounds(DirectExecutor& direct, const Operation& op, const ReduceContext& rc);
+
+void runDirect(Comm& comm, const Operation& op, uint64_t sequence, Waiter& waiter) {
   DirectOptions options;
+  options.call = callFingerprint(op.collective, op.count, op.type, op.op, op.root);
   options.oneShotBytes = comm.config.directOneShotBytes;
   if (comm.peerMemory != nullptr) {
     options.peers = comm.peerMemory.get();
@@ -71,10 +74,21 @@ void runDirect(Comm& comm, const Operation& op, Waiter& waiter) {
   DirectExecutor direct(comm.arenas, comm.rank, comm.shm->arenaBytes(), comm.directRound, waiter,
                         options);
   const CountSent<DirectExecutor> count{comm, direct};
+  try {
+    runDirectRounds(direct, op, reduceContext(comm, op));
+  } catch (const CallMismatch& mismatch) {
+    raise(ErrorCode::InvalidUsage,
+          "rank {} called #{}: {}, but rank {} {}: every rank must make the same collective "
+          "calls in the same order (LOOM_CHECK=1 compares each call before it runs)",
+          comm.rank, sequence, describeCallShape(op.collective, op.count, op.type, op.op, op.root),
+          mismatch.peer(), describeLocalCall(comm, mismatch.peer()));
+  }
+}
+
+void runDirectRounds(DirectExecutor& direct, const Operation& op, const ReduceContext& rc) {
   const auto* in = static_cast<const char*>(op.send);
   auto* out = static_cast<char*>(op.recv);
   const size_t es = dataTypeSize(op.type);
-  const ReduceContext rc = reduceContext(comm, op);
   switch (op.collective) {
     case Collective::AllReduce:
       direct.allReduce(in, out, op.count, es, rc);
@@ -141,7 +155,7 @@ void runCollective(Comm& comm, const Operation& op) {
   label.type = op.type;
   Waiter waiter(comm.waitPolicy, label);
   if (algorithm == Algorithm::Direct) {
-    runDirect(comm, op, waiter);
+    runDirect(comm, op, sequence, waiter);
     return;
   }
   if (algorithm == Algorithm::Hierarchical || algorithm == Algorithm::HostTree) {
@@ -311,7 +325,7 @@ void runOperations(Comm& comm, std::span<const Operation> ops) {
 
 void runHostOperations(Comm& comm, std::span<const Operation> ops) {
   std::vector<const Operation*> pointToPoint;
-  const StatusScope status(comm, ops.front().collective, ops.front().count);
+  const StatusScope status(comm, ops.front());
   const uint64_t sentBefore = comm.stats.bytesSent.load(std::memory_order_relaxed);
   try {
     for (const Operation& op : ops) {

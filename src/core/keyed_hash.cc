@@ -1,64 +1,46 @@
+// libsodium rather than OpenSSL: its SHA-256 and HMAC are plain computation
+// with no global state or locks, so they stay safe in a child forked while
+// another thread was hashing (OpenSSL 3 fetches algorithms under a global
+// lock, which such a child inherits locked). These functions need no
+// sodium_init(): it only selects implementations of other primitives.
 #include "core/keyed_hash.h"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/params.h>
+#include <sodium.h>
 #include <sys/random.h>
 
 #include <cerrno>
-#include <memory>
 
 #include "core/error.h"
 
 namespace loom {
-namespace {
-
-const uint8_t* bytesOf(std::string_view text) {
-  return reinterpret_cast<const uint8_t*>(text.data());
-}
-
-}  // namespace
 
 Digest sha256(std::string_view label, std::span<const uint8_t> data) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  crypto_hash_sha256_state state;
+  crypto_hash_sha256_init(&state);
+  crypto_hash_sha256_update(&state, reinterpret_cast<const unsigned char*>(label.data()),
+                            label.size());
+  crypto_hash_sha256_update(&state, data.data(), data.size());
   Digest out{};
-  unsigned length = 0;
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), label.data(), label.size()) != 1 ||
-      EVP_DigestUpdate(ctx.get(), data.data(), data.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx.get(), out.data(), &length) != 1 || length != out.size()) {
-    raise(ErrorCode::SystemError, "SHA-256 failed in libcrypto");
-  }
+  static_assert(sizeof(out) == crypto_hash_sha256_BYTES);
+  crypto_hash_sha256_final(&state, out.data());
   return out;
 }
 
 Digest hmacSha256(std::span<const uint8_t> key, std::string_view label,
                   std::initializer_list<std::span<const uint8_t>> message) {
-  // HMAC_CTX is deprecated in OpenSSL 3; EVP_MAC is its replacement.
-  std::unique_ptr<EVP_MAC, decltype(&EVP_MAC_free)> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr),
-                                                        &EVP_MAC_free);
-  std::unique_ptr<EVP_MAC_CTX, decltype(&EVP_MAC_CTX_free)> ctx(
-      mac ? EVP_MAC_CTX_new(mac.get()) : nullptr, &EVP_MAC_CTX_free);
-  char digestName[] = "SHA256";
-  const OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_utf8_string("digest", digestName, 0),
-      OSSL_PARAM_construct_end(),
-  };
-  bool ok = ctx && EVP_MAC_init(ctx.get(), key.data(), key.size(), params) == 1 &&
-            EVP_MAC_update(ctx.get(), bytesOf(label), label.size()) == 1;
-  for (const auto& part : message)
-    ok = ok && EVP_MAC_update(ctx.get(), part.data(), part.size()) == 1;
+  crypto_auth_hmacsha256_state state;
+  crypto_auth_hmacsha256_init(&state, key.data(), key.size());
+  crypto_auth_hmacsha256_update(&state, reinterpret_cast<const unsigned char*>(label.data()),
+                                label.size());
+  for (const auto& part : message) crypto_auth_hmacsha256_update(&state, part.data(), part.size());
   Digest out{};
-  size_t length = 0;
-  if (!ok || EVP_MAC_final(ctx.get(), out.data(), &length, out.size()) != 1 ||
-      length != out.size()) {
-    raise(ErrorCode::SystemError, "HMAC-SHA256 failed in libcrypto");
-  }
+  static_assert(sizeof(out) == crypto_auth_hmacsha256_BYTES);
+  crypto_auth_hmacsha256_final(&state, out.data());
   return out;
 }
 
 bool sameBytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
-  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+  return a.size() == b.size() && sodium_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 void randomBytes(std::span<uint8_t> out) {

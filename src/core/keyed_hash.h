@@ -1,4 +1,4 @@
-// Cryptographic primitives for the handshakes (OpenSSL's libcrypto): SHA-256,
+// Cryptographic primitives for the handshakes (libsodium): SHA-256,
 // HMAC-SHA256, a constant-time comparison and random bytes from the kernel.
 // Handshakes prove they know a secret by MACing a fresh challenge; the secret
 // itself never crosses the network. See docs/security.md.

@@ -28,6 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 port=$((21000 + $$ % 20000))
+secret=$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")  # docs/security.md
 
 # run <label> <host index of rank 0> <host index of rank 1> ... -- loom_perf args
 # (RUN_ENV: extra VAR=value words for every rank)
@@ -43,7 +44,7 @@ run() {
     local h=${hosts[$r]}
     # shellcheck disable=SC2086
     ip netns exec "${NETNS_HOSTS[$h]}" env ${RUN_ENV:-} LOOM_COMM_ID="${NETNS_ADDRS[${hosts[0]}]}:$port" \
-      LOOM_SECRET="multihost$$" LOOM_WORLD_SIZE=$n LOOM_RANK=$r LOOM_TIMEOUT=60 \
+      LOOM_SECRET="$secret" LOOM_WORLD_SIZE=$n LOOM_RANK=$r LOOM_TIMEOUT=60 \
       LOOM_SOCKET_IFNAME="${NETNS_IFS[$h]}" LOOM_DEBUG=INFO \
       timeout -s KILL 120 "$perf" "$@" > "$work/$label.$r" 2>&1 &
     pids+=($!)

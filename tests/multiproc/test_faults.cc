@@ -1019,7 +1019,7 @@ TEST(FaultBootstrap, StrangersDoNotBreakInit) {
   for (const BootPlan& p : plans) {
     WorldSpec w = world(p.label(), p.nranks, p.transport);
     w.commId = "127.0.0.1:" + std::to_string(p.port);
-    w.secret = "fault-test-secret-" + std::to_string(p.seed);
+    w.secret = "fault-test-secret-0123456789abcdef-" + std::to_string(p.seed);
     // Rank 0 (the server) starts after the strangers began knocking; the
     // others straggle in after it.
     const uint64_t seed = p.seed;

@@ -25,7 +25,8 @@ cleanup_all() {
 trap cleanup_all EXIT
 
 port=$((20000 + $$ % 20000))
-common=(LOOM_COMM_ID="$NETNS_ADDR_A:$port" LOOM_SECRET="hangreport$$" LOOM_WORLD_SIZE=4
+secret=$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")
+common=(LOOM_COMM_ID="$NETNS_ADDR_A:$port" LOOM_SECRET="$secret" LOOM_WORLD_SIZE=4
         LOOM_TIMEOUT=3)
 pids=()
 for rank in 0 1 2 3; do

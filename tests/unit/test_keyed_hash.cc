@@ -1,8 +1,12 @@
 // The handshake primitives against published test vectors (FIPS 180-2 for
 // SHA-256, RFC 4231 for HMAC-SHA256).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 
 #include "core/keyed_hash.h"
 
@@ -51,6 +55,32 @@ TEST(KeyedHash, SameBytesComparesContentAndLength) {
   EXPECT_FALSE(sameBytes(a, b));
   EXPECT_FALSE(sameBytes(a, std::span<const uint8_t>(a).first(31)));
   EXPECT_TRUE(sameBytes({}, {}));
+}
+
+TEST(KeyedHash, ChildForkedWhileAnotherThreadHashesCanHash) {
+  // Launchers and Python's multiprocessing fork processes that then join a
+  // communicator; a library lock held by another thread at the fork would
+  // stay locked in the child forever.
+  std::atomic<bool> stop{false};
+  std::thread hasher([&] {
+    while (!stop.load()) (void)hmacSha256(bytesOf("key"), "busy", {bytesOf("payload")});
+  });
+  int hung = 0;
+  for (int i = 0; i < 40; ++i) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      alarm(5);  // a hung child dies instead of outliving the test
+      const Digest d = hmacSha256(bytesOf("Jefe"), "what do ya want for nothing?", {});
+      _exit(hex(d).starts_with("5bdcc146") ? 0 : 1);
+    }
+    ASSERT_GT(child, 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++hung;
+  }
+  stop = true;
+  hasher.join();
+  EXPECT_EQ(hung, 0) << "children that could not hash after the fork";
 }
 
 TEST(KeyedHash, RandomBytesDiffer) {

@@ -7,6 +7,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/launch_env.h"
+#include "bootstrap/secret.h"
 #include "core/error.h"
 #include "core/socket.h"
 
@@ -263,6 +264,23 @@ TEST_F(LaunchEnvTest, JobKeyDerivesPortWithoutCommId) {
   set("OMPI_MCA_ess_base_jobid", "job-b");
   const UniqueId b = resolveUniqueId(detectLaunchEnv());
   EXPECT_NE(a.secret, b.secret);
+  EXPECT_NE(a.job, b.job);
+}
+
+TEST_F(LaunchEnvTest, JobTagComesOnlyFromAJobWideKey) {
+  // Ranks started by hand around LOOM_COMM_ID have per-process job keys: the
+  // job tag must then come from what they share, or they could never meet.
+  set("LOOM_COMM_ID", "127.0.0.1:45678");
+  set("LOOM_SECRET", "0123456789abcdef0123456789abcdef");
+  set("LOOM_WORLD_SIZE", "2");
+  set("LOOM_RANK", "1");
+  const LaunchEnv byHand = detectLaunchEnv();
+  EXPECT_FALSE(byHand.jobKeyShared);
+  EXPECT_EQ(resolveUniqueId(byHand).job, derivedJob("rendezvous 127.0.0.1:45678"));
+  set("LOOM_JOB_ID", "job-7");
+  const LaunchEnv named = detectLaunchEnv();
+  EXPECT_TRUE(named.jobKeyShared);
+  EXPECT_EQ(resolveUniqueId(named).job, derivedJob("job-7"));
 }
 
 }  // namespace

@@ -21,10 +21,13 @@ inline constexpr int kMaxShmSlots = 16;
 
 /// A message small enough to share one cache line with its round number: a
 /// reader that sees the round also holds the data, so a tiny all-reduce costs
-/// one cache-line transfer per peer instead of two (flag, then data).
+/// one cache-line transfer per peer instead of two (flag, then data). `call`
+/// fingerprints the call the round belongs to (written before `round`), so a
+/// rank in a different call is noticed at no extra transfer.
 struct alignas(64) SmallSlot {
   std::atomic<uint64_t> round;
-  char data[56];
+  uint64_t call;
+  char data[48];
 };
 inline constexpr size_t kSmallSlotBytes = sizeof(SmallSlot::data);
 
@@ -36,6 +39,8 @@ struct alignas(64) RankStatus {
   std::atomic<uint32_t> collective;  // a Collective value, while busy
   std::atomic<uint32_t> busy;        // 1 inside a collective or group
   std::atomic<uint64_t> count;
+  std::atomic<uint32_t> shape;  // DataType | ReduceOp << 8
+  std::atomic<int32_t> root;
 };
 
 struct alignas(64) SegmentHeader {
@@ -52,6 +57,9 @@ struct alignas(64) SegmentHeader {
   alignas(64) Doorbell doorbell;
   // Direct arena sequence numbers this rank publishes (see direct executor).
   alignas(64) std::atomic<uint64_t> inputSeq;
+  /// By round parity: the fingerprint of the call the round belongs to,
+  /// written before inputSeq publishes the round (same cache line).
+  uint64_t inputCall[2];
   alignas(64) std::atomic<uint64_t> outputSeq;
   SmallSlot small[2];  // by round parity
   // Single-copy rounds: the user buffers (addresses in this rank's process)
