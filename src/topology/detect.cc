@@ -164,17 +164,23 @@ class HostAssembler {
     const std::optional<detect::PciPlacement> place = hwloc_.place(busId);
     device.numa = place && place->numa >= 0 ? place->numa : detect::pciNumaNode(busId);
     int parent = cpuFor(device.numa);
+    const int cpu = parent;
+    // The link that starts a tree at the cpu names the host bridge above it.
+    auto nameBridge = [&](int link) {
+      if (place && parent == cpu) topology_.links[link].bridge = place->hostBridge;
+    };
     if (place) {
       for (const detect::PciSwitchInfo& sw : place->switches) {
         const std::string id = fmt::format("{}/pci-{}", kHostId, sw.busId);
         const bool known = byId_.count(id) != 0;
         const int node = findOrAdd(NodeKind::PciSwitch, id, sw.busId);
-        if (!known) pcieLink(parent, node, sw.uplink, sw.busId);
+        if (!known) nameBridge(pcieLink(parent, node, sw.uplink, sw.busId));
         parent = node;
       }
     }
     const int index = topology_.addNode(std::move(device));
-    pcieLink(parent, index, place ? place->deviceLink : detect::pciCurrentLink(busId), busId);
+    nameBridge(
+        pcieLink(parent, index, place ? place->deviceLink : detect::pciCurrentLink(busId), busId));
     return index;
   }
 

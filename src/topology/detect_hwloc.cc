@@ -87,10 +87,15 @@ std::optional<PciPlacement> HwlocReader::place(const std::string& busId) const {
   const hwloc_obj_t device = hwloc_get_pcidev_by_busidstring(topology_, busId.c_str());
   if (device == nullptr) return std::nullopt;
   std::vector<hwloc_obj_t> bridges;  // device upwards
-  for (hwloc_obj_t up = device->parent; up != nullptr && isPciToPciBridge(up); up = up->parent) {
-    bridges.push_back(up);
-  }
+  hwloc_obj_t up = device->parent;
+  for (; up != nullptr && isPciToPciBridge(up); up = up->parent) bridges.push_back(up);
   PciPlacement placement;
+  if (up != nullptr && up->type == HWLOC_OBJ_BRIDGE &&
+      up->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST &&
+      up->attr->bridge.downstream_type == HWLOC_OBJ_BRIDGE_PCI) {
+    const auto& root = up->attr->bridge.downstream.pci;
+    placement.hostBridge = fmt::format("{:04x}:{:02x}", root.domain, root.secondary_bus);
+  }
   placement.numa = numaOf(topology_, device);
   placement.deviceLink = linkAbove(device->attr->pcidev);
   for (size_t fromRoot = 1; fromRoot < bridges.size(); fromRoot += 2) {

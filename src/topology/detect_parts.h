@@ -27,6 +27,9 @@ struct PciSwitchInfo {
 /// switches between the root and the device, root first.
 struct PciPlacement {
   int numa = -1;
+  /// The host bridge above the tree, as its root bus ("0000:16"); empty if
+  /// hwloc shows none.
+  std::string hostBridge;
   std::vector<PciSwitchInfo> switches;
   PciLink deviceLink;
 };

@@ -156,6 +156,9 @@ class Checker {
           return "a pcie link needs a cpu or pci switch at one end";
         }
         if (!sameHost) return "a pcie link stays inside one host";
+        if (!l.bridge.empty() && a.kind != NodeKind::Cpu && b.kind != NodeKind::Cpu) {
+          return "only a pcie link at a cpu names a host bridge";
+        }
         return std::nullopt;
       case LinkKind::NvLink:
         if (!kinds({NodeKind::Gpu, NodeKind::NvSwitch}))

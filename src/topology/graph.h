@@ -53,6 +53,10 @@ struct Link {
   double latency = 0.0;    ///< microseconds
   int lanes = 1;           ///< NvLink: bonded links; Pcie: width (x16 -> 16)
   int generation = 0;      ///< NvLink version or PCIe generation; 0 unknown
+  /// Pcie link at a cpu: the host bridge (PCI root bus, "0000:16") whose tree
+  /// it starts. Empty: a host bridge of its own. Two trees of one cpu with the
+  /// same bridge make nvidia-smi's PHB; with different ones, NODE.
+  std::string bridge;
 };
 
 struct Topology {

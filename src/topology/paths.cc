@@ -11,8 +11,8 @@
 namespace loom::topo {
 namespace {
 
-constexpr std::array<const char*, 8> kPathClassNames = {"X",   "NVL", "PIX", "PXB",
-                                                        "PHB", "SYS", "NET", "-"};
+constexpr std::array<const char*, 9> kPathClassNames = {"X",   "NVL",  "PIX", "PXB", "PHB",
+                                                        "NODE", "SYS", "NET", "-"};
 
 // Which links a route may take. Two endpoints of one host talk inside it, so
 // their routes never leave through a NIC even when the network is wider than
@@ -184,7 +184,7 @@ class Router {
   }
 
   PathClass classify(int source, const std::vector<int>& links) const {
-    bool net = false, smp = false, pcie = false, throughCpu = false;
+    bool net = false, smp = false, pcie = false, throughCpu = false, betweenBridges = false;
     int switches = 0;
     int at = source;
     for (size_t k = 0; k < links.size(); ++k) {
@@ -194,11 +194,18 @@ class Router {
       pcie |= link.kind == LinkKind::Pcie;
       at = t_.other(link, at);
       if (k + 1 == links.size()) break;  // the destination is no hop
-      throughCpu |= t_.nodes[at].kind == NodeKind::Cpu;
+      if (t_.nodes[at].kind == NodeKind::Cpu) {
+        throughCpu = true;
+        // In one tree and out of another: the same host bridge only where
+        // both name it (an unnamed tree is a bridge of its own).
+        const Link& out = t_.links[links[k + 1]];
+        betweenBridges |= link.bridge.empty() || link.bridge != out.bridge;
+      }
       switches += t_.nodes[at].kind == NodeKind::PciSwitch;
     }
     if (net) return PathClass::NET;
     if (smp) return PathClass::SYS;
+    if (betweenBridges) return PathClass::NODE;
     if (throughCpu) return PathClass::PHB;
     if (switches > 1) return PathClass::PXB;
     if (pcie) return PathClass::PIX;

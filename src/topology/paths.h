@@ -3,8 +3,10 @@
 //   NVL  one NVLink hop, or NVLinks through NVSwitches only
 //   PIX  through at most one PCIe switch
 //   PXB  through several PCIe switches, not through a CPU
-//   PHB  through a CPU's PCIe host bridge (one socket)
-//   SYS  across the SMP interconnect between sockets
+//   PHB  through one PCIe host bridge of a CPU (two trees that name the same
+//        bridge in the topology)
+//   NODE through a CPU between two of its host bridges (one NUMA node)
+//   SYS  across the SMP interconnect between NUMA nodes
 //   NET  across the network (different hosts)
 // The chosen path between a pair is the one with the highest bottleneck
 // bandwidth; ties go to fewer hops. Its class is the worst hop it takes.
@@ -16,9 +18,10 @@
 
 namespace loom::topo {
 
-enum class PathClass : uint8_t { Self, NVL, PIX, PXB, PHB, SYS, NET, None };
+enum class PathClass : uint8_t { Self, NVL, PIX, PXB, PHB, NODE, SYS, NET, None };
 
-const char* pathClassName(PathClass cls);  ///< "X", "NVL", "PIX", "PXB", "PHB", "SYS", "NET", "-"
+/// "X", "NVL", "PIX", "PXB", "PHB", "NODE", "SYS", "NET", "-"
+const char* pathClassName(PathClass cls);
 
 struct Path {
   PathClass cls = PathClass::None;  ///< None: unreachable

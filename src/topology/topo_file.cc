@@ -231,7 +231,8 @@ class Parser {
 
   void readLink(const pugi::xml_node& e) {
     checkAttributes(
-        e, {kLinkA, kLinkB, kKindAttr, kBandwidthAttr, kLatencyAttr, kLanesAttr, kGenerationAttr});
+        e, {kLinkA, kLinkB, kKindAttr, kBandwidthAttr, kLatencyAttr, kLanesAttr, kGenerationAttr,
+            kBridgeAttr});
     Link link;
     link.a = resolve(e, kLinkA);
     link.b = resolve(e, kLinkB);
@@ -247,6 +248,7 @@ class Parser {
     link.latency = doubleAttr(e, kLatencyAttr, 0.0);
     link.lanes = intAttr(e, kLanesAttr, 1);
     link.generation = intAttr(e, kGenerationAttr, 0);
+    link.bridge = e.attribute(kBridgeAttr).value();
     topology_.addLink(link);
     linkElements_.push_back(e);
   }

@@ -37,6 +37,7 @@ void appendLink(pugi::xml_node& root, const Topology& t, const Link& link) {
   setIf(e, kLatencyAttr, link.latency != 0.0, exact(link.latency));
   setIf(e, kLanesAttr, link.lanes != 1, std::to_string(link.lanes));
   setIf(e, kGenerationAttr, link.generation != 0, std::to_string(link.generation));
+  setIf(e, kBridgeAttr, !link.bridge.empty(), link.bridge);
 }
 
 }  // namespace
@@ -62,7 +63,8 @@ bool sameTopology(const Topology& a, const Topology& b) {
   };
   auto sameLink = [](const Link& x, const Link& y) {
     return x.a == y.a && x.b == y.b && x.kind == y.kind && x.bandwidth == y.bandwidth &&
-           x.latency == y.latency && x.lanes == y.lanes && x.generation == y.generation;
+           x.latency == y.latency && x.lanes == y.lanes && x.generation == y.generation &&
+           x.bridge == y.bridge;
   };
   return a.source == b.source &&
          std::equal(a.nodes.begin(), a.nodes.end(), b.nodes.begin(), b.nodes.end(), sameNode) &&

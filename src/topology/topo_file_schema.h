@@ -28,5 +28,6 @@ inline constexpr const char* kBandwidthAttr = "bandwidth";
 inline constexpr const char* kLatencyAttr = "latency";
 inline constexpr const char* kLanesAttr = "lanes";
 inline constexpr const char* kGenerationAttr = "generation";
+inline constexpr const char* kBridgeAttr = "bridge";
 
 }  // namespace loom::topo

@@ -164,8 +164,9 @@ void printPathMatrix(std::ostream& out, const Topology& topology) {
   const PathMatrix m = computePaths(topology, endpoints);
   const std::vector<std::string> names = labels(topology, endpoints);
   printTable(out,
-             "Path classes (X self, NVL nvlink, PIX one pci switch, PXB several, PHB cpu, "
-             "SYS across sockets, NET network, - none):",
+             "Path classes (X self, NVL nvlink, PIX one pci switch, PXB several, PHB one host "
+             "bridge, NODE host bridges of one NUMA node, SYS across NUMA nodes, NET network, - "
+             "none):",
              names, [&](size_t i, size_t j) { return std::string(pathClassName(m.at(i, j).cls)); });
   out << "\n";
   printTable(out, "Bottleneck bandwidth, GB/s per direction:", names, [&](size_t i, size_t j) {

@@ -100,6 +100,26 @@ rc=$?
 grep -q "loomrun: rank 2 killed by signal 9" "$work/err" || fail "SIGKILL: no message: $(cat "$work/err")"
 expect_no_orphans "killed rank"
 
+# --- the death is reported, not the survivor that exits because of it ---------
+# Once rank 1 is up, rank 0 stops loomrun, lets rank 1 die of SIGKILL, exits with 3 itself (as a
+# survivor does once it sees the death), and has loomrun resumed: loomrun then
+# reaps both at once and must name rank 1.
+timeout -k 5 60 "$LOOMRUN" -n 2 sh -c '
+  if [ "$LOOM_RANK" = 0 ]; then
+    for _ in $(seq 1000); do [ -e '"$work"'/up ] && break; sleep 0.01; done
+    kill -STOP $PPID; touch '"$work"'/go; sleep 0.3
+    setsid sh -c "sleep 0.3; kill -CONT $PPID" </dev/null >/dev/null 2>&1 &
+    exit 3
+  fi
+  touch '"$work"'/up
+  for _ in $(seq 1000); do [ -e '"$work"'/go ] && kill -9 $$; sleep 0.01; done
+  exit 4' 2>"$work/err"
+rc=$?
+[ "$rc" = 137 ] || fail "death then survivor: loomrun returned $rc: $(cat "$work/err")"
+grep -q "loomrun: rank 1 killed by signal 9" "$work/err" ||
+  fail "death then survivor: rank 1 not named: $(cat "$work/err")"
+expect_no_orphans "death then survivor"
+
 # --- a rank that ignores SIGTERM is killed after the grace period ------------
 # Rank 0 fails only once rank 1 ignores SIGTERM (else SIGTERM could win the race).
 start=$(now_ms)

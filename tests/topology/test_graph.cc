@@ -132,6 +132,22 @@ TEST(TopologyValidate, RejectsLinksBetweenWrongKinds) {
   EXPECT_NE(problem->message.find("joins gpus and nvswitches"), std::string::npos);
 }
 
+TEST(TopologyValidate, HostBridgeOnlyOnAPcieLinkAtACpu) {
+  SmallBox box;
+  Topology t = box.b.topology();
+  auto linkBetween = [&](int a, int b) -> Link& {
+    for (Link& l : t.links) {
+      if ((l.a == a && l.b == b) || (l.a == b && l.b == a)) return l;
+    }
+    throw Error(ErrorCode::InternalError, "no such link");
+  };
+  linkBetween(box.cpu, box.sw).bridge = "0000:16";  // a tree's root
+  EXPECT_EQ(problemOf(t), "");
+  linkBetween(box.sw, box.gpu).bridge = "0000:16";
+  EXPECT_NE(problemOf(t).find("only a pcie link at a cpu names a host bridge"), std::string::npos)
+      << problemOf(t);
+}
+
 TEST(TopologyValidate, RejectsADuplicateLink) {
   SmallBox box;
   const int gpu1 = box.b.node(NodeKind::Gpu, box.host, "h/gpu1");

@@ -80,7 +80,7 @@ TEST(Paths, PcieClassesAndBottlenecks) {
   EXPECT_EQ(m.at(0, 2).cls, PathClass::PXB);  // swA, top, swB: no cpu
   EXPECT_DOUBLE_EQ(m.at(0, 2).bandwidth, 16);
   EXPECT_EQ(m.at(0, 2).links.size(), 4u);
-  EXPECT_EQ(m.at(0, 3).cls, PathClass::PHB);
+  EXPECT_EQ(m.at(0, 3).cls, PathClass::NODE);  // two trees, no bridge named: two bridges
   EXPECT_EQ(m.at(0, 4).cls, PathClass::SYS);
   EXPECT_DOUBLE_EQ(m.at(0, 4).bandwidth, 16);
   EXPECT_EQ(m.at(4, 0).cls, PathClass::SYS);
@@ -120,8 +120,30 @@ TEST(Paths, NvlinkNeverForwardsThroughAnotherGpu) {
   box.b.link(box.gpu[0], box.gpu[2], LinkKind::NvLink, 100);
   box.b.link(box.gpu[2], box.gpu[3], LinkKind::NvLink, 100);
   const PathMatrix m = computePaths(box.b.topology(), {box.gpu[0], box.gpu[3]});
-  EXPECT_EQ(m.at(0, 1).cls, PathClass::PHB);
+  EXPECT_EQ(m.at(0, 1).cls, PathClass::NODE);
   EXPECT_DOUBLE_EQ(m.at(0, 1).bandwidth, 16);
+}
+
+TEST(Paths, TreesUnderOneHostBridgeArePhbElseNode) {
+  TwoSocketBox box;
+  Topology t = box.b.topology();
+  const PathMatrix unnamed = computePaths(t, {box.gpu[0], box.gpu[3]});
+  EXPECT_EQ(unnamed.at(0, 1).cls, PathClass::NODE);
+  // Name the bridges of the trees that leave cpu0.
+  std::vector<int> roots;
+  for (int l = 0; l < static_cast<int>(t.links.size()); ++l) {
+    const Link& link = t.links[l];
+    if (link.kind == LinkKind::Pcie && (link.a == box.cpu0 || link.b == box.cpu0)) {
+      roots.push_back(l);
+    }
+  }
+  ASSERT_EQ(roots.size(), 2u);  // to top and to swC
+  for (int l : roots) t.links[l].bridge = "0000:00";
+  validateTopology(t);
+  EXPECT_EQ(computePaths(t, {box.gpu[0], box.gpu[3]}).at(0, 1).cls, PathClass::PHB);
+  t.links[roots[1]].bridge = "0000:40";
+  EXPECT_EQ(computePaths(t, {box.gpu[0], box.gpu[3]}).at(0, 1).cls, PathClass::NODE);
+  EXPECT_STREQ(pathClassName(PathClass::NODE), "NODE");
 }
 
 TEST(Paths, NvswitchPlanesAddUp) {
@@ -303,7 +325,9 @@ TEST(ReferencePaths, DgxH100AllPairsNvlinkAt450) {
     }
     EXPECT_EQ(m.at(i, 8 + i).cls, PathClass::PIX);
     EXPECT_NEAR(m.at(i, 8 + i).bandwidth, 63.008, 1e-9);
-    EXPECT_EQ(m.at(i, 8 + (i ^ 1)).cls, PathClass::PHB);
+    // Sapphire Rapids: every switch tree has its own host bridge, and
+    // nvidia-smi topo -m shows NODE between trees of one socket.
+    EXPECT_EQ(m.at(i, 8 + (i ^ 1)).cls, PathClass::NODE);
     EXPECT_EQ(m.at(i, 8 + (i + 4) % 8).cls, PathClass::SYS);
     EXPECT_EQ(nearestNic(t, m.endpoints[i]), m.endpoints[8 + i]);
   }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <system_error>
+#include <vector>
 
 #include "spawn_rank.h"
 
@@ -138,12 +139,19 @@ void Supervisor::handleSignals() {
 }
 
 void Supervisor::reapExited() {
+  // Ranks reaped together died at about the same time. A rank killed by a
+  // signal is the likelier cause: its peers exit with an error only after
+  // they noticed its death, so it is reported first.
+  std::vector<std::pair<Rank*, int>> exited;
   for (auto& rank : ranks_) {
     if (!rank.running) continue;
     int status = 0;
     const pid_t pid = ::waitpid(rank.pid, &status, WNOHANG);
-    if (pid == rank.pid) onExit(rank, status);
+    if (pid == rank.pid) exited.emplace_back(&rank, status);
   }
+  std::stable_partition(exited.begin(), exited.end(),
+                        [](const auto& e) { return WIFSIGNALED(e.second); });
+  for (const auto& [rank, status] : exited) onExit(*rank, status);
 }
 
 void Supervisor::onExit(Rank& rank, int status) {
@@ -152,7 +160,8 @@ void Supervisor::onExit(Rank& rank, int status) {
   // could hold the output pipes open forever), so it goes with the rank.
   ::kill(-rank.pid, SIGKILL);
   const bool failed = WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
-  // Only the first failure is news: ranks that die after it are our doing.
+  // Only the first failure is news: ranks that die after it are our doing,
+  // or exit on the error its death gave them.
   if (!failed || terminating_) return;
   if (WIFSIGNALED(status)) {
     std::fprintf(stderr, "loomrun: rank %d killed by signal %d (%s)\n", rank.index,
