@@ -45,6 +45,12 @@ void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor)
     raise(ErrorCode::Aborted, "{} aborted (loomCommAbort) while waiting for {}", operation(),
           waitingFor());
   }
+  if (policy_.revokedBy != nullptr) {
+    if (const int32_t by = policy_.revokedBy->load(std::memory_order_acquire); by != 0) {
+      raise(ErrorCode::Revoked, "{} stopped: rank {} revoked the communicator (loomCommRevoke)",
+            operation(), by - 1);
+    }
+  }
   const auto now = std::chrono::steady_clock::now();
   if (!idleStarted_) {
     idleStarted_ = true;

@@ -21,6 +21,8 @@ namespace loom {
 struct WaitPolicy {
   Doorbell* doorbell = nullptr;  // the rank's own doorbell (shm peers ring it)
   const std::atomic<bool>* abortFlag = nullptr;
+  /// The revoking rank + 1 once the communicator is revoked (comm.h).
+  const std::atomic<int32_t>* revokedBy = nullptr;
   std::chrono::milliseconds timeout{300000};
   long spinMicros = 5;              // pure spinning first
   long yieldMicros = 1000;          // then yield the core, then sleep on the doorbell

@@ -44,7 +44,8 @@ typedef enum {
   loomRemoteError = 6,  ///< a peer died, stalled past LOOM_TIMEOUT, or broke its connection
   loomInProgress = 7,
   loomAborted = 8,  ///< the communicator was aborted (loomCommAbort)
-  loomNumResults = 9
+  loomRevoked = 9,  ///< a rank revoked the communicator (loomCommRevoke)
+  loomNumResults = 10
 } loomResult_t;
 
 typedef enum {
@@ -165,11 +166,11 @@ loomResult_t loomCommDestroy(loomComm_t comm);
 /// loomAborted), waits for them to leave, then frees it like loomCommDestroy.
 /// May be called from another thread while a collective runs on `comm`.
 loomResult_t loomCommAbort(loomComm_t comm);
-/// Marks `comm` aborted and wakes every call waiting on it, without waiting
-/// for them or freeing anything: calls in progress return loomAborted soon
-/// after, later calls at once. May be called from any thread; `comm` stays
-/// valid until loomCommDestroy or loomCommAbort. Peers are not told (they
-/// see this rank stop answering, as with loomCommAbort).
+/// Revokes `comm` on every live rank, typically after an error: calls in
+/// progress on any rank return loomRevoked within milliseconds, later calls at
+/// once. Any rank may call it, from any thread, without waiting for anything
+/// or freeing anything; twice is harmless. `comm` stays valid until
+/// loomCommDestroy or loomCommAbort, which then do not wait for the peers.
 loomResult_t loomCommRevoke(loomComm_t comm);
 /// loomSuccess, or the error that broke the comm asynchronously (dead peer...).
 loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError);

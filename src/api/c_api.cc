@@ -200,6 +200,8 @@ const char* loomGetErrorString(loomResult_t result) {
       return "operation in progress";
     case loomAborted:
       return "communicator aborted";
+    case loomRevoked:
+      return "communicator revoked (loomCommRevoke on some rank)";
     default:
       return "unknown loomResult_t";
   }
@@ -340,8 +342,8 @@ loomResult_t loomCommDestroy(loomComm_t comm) {
 namespace {
 
 /// Marks `c` aborted and wakes its waits: calls in progress return loomAborted
-/// within one sleep period, later ones at once.
-void revoke(loom::Comm& c) {
+/// within one sleep period, later ones at once. Peers are not told.
+void abortHere(loom::Comm& c) {
   c.aborted.store(true);
   c.leaveCleanly = false;
   loom::abortDeviceWalks(c);  // kernels still waiting on peers give up
@@ -351,13 +353,17 @@ void revoke(loom::Comm& c) {
 }  // namespace
 
 loomResult_t loomCommRevoke(loomComm_t comm) {
-  return guarded("loomCommRevoke", [&] { revoke(loom::checkedComm(comm)); });
+  return guarded("loomCommRevoke", [&] {
+    loom::Comm& c = loom::checkedComm(comm);
+    loom::revokeComm(c);
+    loom::abortDeviceWalks(c);  // kernels still waiting on peers give up
+  });
 }
 
 loomResult_t loomCommAbort(loomComm_t comm) {
   return guarded("loomCommAbort", [&] {
     loom::Comm& c = loom::checkedComm(comm);
-    revoke(c);
+    abortHere(c);
     // Waits notice the flag within one sleep period (10 ms); bound it anyway.
     const auto deadline = loom::Deadline::after(std::chrono::seconds(10));
     while (c.activeCalls.load() > 0 && !deadline.expired()) {
@@ -378,7 +384,9 @@ loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError) {
     requireOut(asyncError, "asyncError");
     loom::Comm& c = loom::checkedComm(comm);
     loom::pollDeviceWalk(c);  // a kernel that failed since the last call
-    *asyncError = c.aborted.load() ? loomAborted : static_cast<loomResult_t>(c.asyncError.load());
+    *asyncError = c.aborted.load()           ? loomAborted
+                  : c.revokedBy->load() != 0 ? loomRevoked
+                                             : static_cast<loomResult_t>(c.asyncError.load());
   });
 }
 

@@ -69,6 +69,13 @@ class Bootstrap {
   /// the error path of a timed-out wait. Throws Error(RemoteError) if the
   /// server reports a failure or does not answer by `deadline`.
   virtual std::vector<PeerReport> queryStatuses(Deadline deadline) = 0;
+  /// Asks the server to tell every rank that this rank revoked the
+  /// communicator. Best effort and bounded (at most ~200 ms): a connection
+  /// that is busy in another thread's round or broken tells nobody.
+  virtual void revoke() = 0;
+  /// The rank whose revoke the server announced, or -1. checkPeers throws
+  /// Error(Revoked) once it has read the announcement.
+  virtual int revokedBy() const = 0;
   /// Tells the server this rank leaves cleanly (communicator destroyed), so its
   /// disconnect is not reported to the others as a failure.
   virtual void leave() = 0;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/rendezvous_parser.h"
@@ -30,6 +31,9 @@ constexpr size_t kReadChunk = 16 * 1024;
 constexpr std::chrono::milliseconds kStatusSendLimit{100};
 // How long leaving waits for the server's acknowledgement.
 constexpr std::chrono::seconds kLeaveLimit{1};
+// How long a revoke waits for another thread's use of the connection, and
+// for its message to go out.
+constexpr std::chrono::milliseconds kRevokeLimit{200};
 
 class BootstrapClient final : public Bootstrap {
  public:
@@ -121,10 +125,14 @@ class BootstrapClient final : public Bootstrap {
     if (!lock.owns_lock() || left_) return;
     remembering([&] {
       readAvailable();
-      // Between rounds the server only ever sends error and closing frames.
+      // Between rounds the server only ever sends error, closing and revoked frames.
       while (auto frame = nextFrame()) {
         if (frame->kind == FrameKind::Closing) {
           serverClosing_ = true;
+          continue;
+        }
+        if (frame->kind == FrameKind::Revoked) {
+          noteRevoked(*frame);
           continue;
         }
         if (frame->kind == FrameKind::Error) fail(ErrorCode::RemoteError, frame->payload);
@@ -133,9 +141,38 @@ class BootstrapClient final : public Bootstrap {
       }
       // After a Closing frame the end of the connection is expected: liveness
       // reports stop, and links or LOOM_TIMEOUT catch any later failure.
-      if (eof_ && !serverClosing_) serverClosed();
+      if (eof_ && !serverClosing_ && revokedBy_.load() < 0) serverClosed();
     });
+    // Not remembered: a revoked communicator's rounds still complete, so the
+    // survivors can agree on what comes next.
+    if (const int by = revokedBy_.load(); by >= 0) {
+      raise(ErrorCode::Revoked, "rank {} revoked the communicator (loomCommRevoke)", by);
+    }
   }
+
+  void revoke() override {
+    std::unique_lock lock(mu_, std::defer_lock);
+    const Deadline deadline = Deadline::after(kRevokeLimit);
+    while (!lock.try_lock()) {
+      if (deadline.expired()) {
+        LOOM_WARN(
+            "rank {}: the bootstrap is busy in another thread; the revoke reaches only the "
+            "ranks of this host",
+            rank_);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (left_ || failed_.load(std::memory_order_acquire)) return;
+    try {
+      const std::string bytes = message(MessageKind::Revoke, "");
+      sendAll(sock_.fd(), bytes.data(), bytes.size(), deadline, nullptr, peerName());
+    } catch (const Error& e) {
+      LOOM_WARN("rank {}: could not tell the rendezvous of the revoke: {}", rank_, e.what());
+    }
+  }
+
+  int revokedBy() const override { return revokedBy_.load(); }
 
   bool reportStatus(const PeerStatus& mine) override {
     if (failed_.load(std::memory_order_acquire)) return false;
@@ -283,12 +320,24 @@ class BootstrapClient final : public Bootstrap {
           serverClosing_ = true;
           continue;
         }
+        if (frame->kind == FrameKind::Revoked) {
+          noteRevoked(*frame);
+          continue;
+        }
         return std::move(*frame);
       }
       if (eof_) serverClosed();
       waitReady(sock_.fd(), POLLIN, deadline, abortFlag_, peerName());
       readAvailable();
     }
+  }
+
+  void noteRevoked(const Frame& frame) {
+    // The parser checked the payload's size.
+    const uint32_t by = wire::getU32(reinterpret_cast<const uint8_t*>(frame.payload.data()));
+    if (by >= static_cast<uint32_t>(nranks_)) protocolError(fmt::format("revoked by rank {}", by));
+    int none = -1;
+    revokedBy_.compare_exchange_strong(none, static_cast<int>(by));
   }
 
   void refuseOnError(const Frame& frame) const {
@@ -326,6 +375,7 @@ class BootstrapClient final : public Bootstrap {
   FrameParser parser_;
   bool eof_ = false;
   bool serverClosing_ = false;  // the server's process announced it is leaving
+  std::atomic<int> revokedBy_{-1};
   bool left_ = false;
   // The first error, rethrown by every later call.
   std::atomic<bool> failed_{false};

@@ -32,6 +32,10 @@ std::optional<Frame> FrameParser::next() {
       limit = kNonceBytes;
       exact = true;
       break;
+    case FrameKind::Revoked:
+      limit = kRevokedBytes;
+      exact = true;
+      break;
     case FrameKind::Closing:
     case FrameKind::Left:
       limit = 0;
@@ -100,6 +104,10 @@ std::optional<ClientMessage> MessageParser::next() {
       break;
     case MessageKind::Query:
       message.kind = ClientMessage::Kind::Query;
+      limit = 0;
+      break;
+    case MessageKind::Revoke:
+      message.kind = ClientMessage::Kind::Revoke;
       limit = 0;
       break;
     default:

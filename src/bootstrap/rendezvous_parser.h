@@ -65,7 +65,7 @@ class FrameParser {
 };
 
 struct ClientMessage {
-  enum class Kind { Hello, Round, Leave, Status, Query };
+  enum class Kind { Hello, Round, Leave, Status, Query, Revoke };
   Kind kind = Kind::Hello;
   Hello hello;        // Kind::Hello
   std::string blob;   // Kind::Round

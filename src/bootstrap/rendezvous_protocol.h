@@ -19,6 +19,7 @@
 //              sequence u64, count u64
 //              (sent only when a wait got slow, and when that call ends)
 //       Query  empty: asks for every rank's last Status
+//       Revoke empty: this rank revokes the communicator (loomCommRevoke)
 //   server -> client  frame: kind u32, zero u32, length u64, payload
 //       Challenge (first, on accept): kNonceBytes
 //       Ok     (after hello, once all ranks joined): the server's proof,
@@ -34,6 +35,8 @@
 //              not a failure (the others may still be finishing their last call)
 //       Left   empty: answers Leave once the others were told, so the leaving
 //              process may exit without cutting that message off
+//       Revoked rank u32: that rank revoked the communicator; sent once, to
+//              every rank, at any time (not an error: rounds still complete)
 //
 // Incremental decoders for both directions live in rendezvous_parser.h.
 #pragma once
@@ -71,8 +74,10 @@ enum class FrameKind : uint32_t {
   Closing = 5,
   Left = 6,
   Challenge = 7,
+  Revoked = 8,
 };
-enum class MessageKind : uint32_t { Round = 1, Leave = 2, Status = 3, Query = 4 };
+enum class MessageKind : uint32_t { Round = 1, Leave = 2, Status = 3, Query = 4, Revoke = 5 };
+inline constexpr size_t kRevokedBytes = 4;
 
 using Nonce = std::array<uint8_t, kNonceBytes>;
 

@@ -197,6 +197,9 @@ void RendezvousServer::readFrom(Client& c) {
         case ClientMessage::Kind::Query:
           onQuery(c);
           break;
+        case ClientMessage::Kind::Revoke:
+          onRevoke(c);
+          break;
       }
     }
   }
@@ -316,6 +319,23 @@ void RendezvousServer::onQuery(Client& c) {
         std::chrono::duration_cast<std::chrono::milliseconds>(now - member->reportedAt).count());
   }
   enqueue(c, std::make_shared<const std::string>(frame(FrameKind::States, encodeReports(reports))));
+}
+
+void RendezvousServer::onRevoke(Client& c) {
+  if (!c.joined || !allJoined_) {
+    drop(c, "revoked before all ranks joined", true);
+    return;
+  }
+  if (revokedBy_ >= 0) return;  // everyone was told already
+  revokedBy_ = c.rank;
+  LOOM_INFO("rendezvous {}: {} revokes the communicator", address_, c.name());
+  uint8_t payload[kRevokedBytes];
+  wire::putU32(payload, static_cast<uint32_t>(c.rank));
+  const auto revoked = std::make_shared<const std::string>(
+      frame(FrameKind::Revoked, asText({payload, kRevokedBytes})));
+  for (Client* member : byRank_) {
+    if (member != nullptr && !member->left) enqueue(*member, revoked);
+  }
 }
 
 void RendezvousServer::onBlob(Client& c, std::string blob) {

@@ -41,6 +41,7 @@ class RendezvousServer {
   void onLeave(Client& client);
   void onStatus(Client& client, const PeerStatus& status);
   void onQuery(Client& client);
+  void onRevoke(Client& client);
   void answerWithError(Client& client, const std::string& message);
   void completeRoundIfReady();
   void refuse(Client& client, const std::string& message);
@@ -62,6 +63,7 @@ class RendezvousServer {
   std::string failure_;
   // Set when a rank left cleanly: later rounds cannot complete, so they fail.
   std::string departed_;
+  int revokedBy_ = -1;  // the first rank that revoked; told to every rank once
 };
 
 }  // namespace loom

@@ -96,7 +96,12 @@ struct loomComm {
   loom::HostGroups hostGroups;
 
   std::atomic<bool> aborted{false};
-  bool leaveCleanly = true;        // false after abort: peers should hear of it as a failure
+  /// False after abort or revoke: peers should hear of it as a failure.
+  std::atomic<bool> leaveCleanly{true};
+  /// The revoking rank + 1, 0 while not revoked: this rank's status word in
+  /// shared memory when there is one (local peers write it), else ownRevoked.
+  std::atomic<int32_t>* revokedBy = &ownRevoked;
+  std::atomic<int32_t> ownRevoked{0};
   std::atomic<int> asyncError{0};  // a loomResult_t
   std::atomic<int> activeCalls{0};
   loom::CommStats stats;
@@ -172,8 +177,17 @@ std::unique_ptr<Comm> splitComm(Comm& parent, int color, int key);
 /// Throws InvalidArgument/InvalidUsage when `comm` is null or destroyed.
 Comm& checkedComm(loomComm* comm);
 
+/// Marks `comm` revoked by `byRank` on this rank (comm_revoke.cc).
+void markRevoked(Comm& comm, int byRank);
+/// loomCommRevoke: marks it here and on every rank of this host, and has the
+/// rendezvous tell the others. Does not wait for anything.
+void revokeComm(Comm& comm);
+/// Error(Revoked) naming the revoking rank.
+[[noreturn]] void raiseRevoked(const Comm& comm, int byRank);
+
 /// Counts a call in flight so loomCommAbort can wait for it to leave before
-/// freeing the communicator. Throws Error(Aborted) on an aborted comm.
+/// freeing the communicator. Throws Error(Aborted) on an aborted comm, and
+/// Error(Revoked) on a revoked one.
 class ActiveCall {
  public:
   explicit ActiveCall(Comm& comm);

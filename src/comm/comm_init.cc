@@ -76,6 +76,7 @@ void connectLinks(Comm& comm, Deadline deadline) {
     if (comm.peers[r].hostId == myHost && shmReady[r] != "1") hostShm = false;
   }
   if (!hostShm) comm.shm.reset();
+  if (comm.shm) comm.revokedBy = &comm.shm->headerOf(comm.rank).status.revokedBy;
   const bool shmLinks = hostShm && comm.config.transport != TransportChoice::Tcp;
 
   std::vector<int> localPeers;
@@ -237,9 +238,15 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank,
   wait.yieldMicros = comm->config.yieldMicros;
   wait.networkLinks = comm->networkLinks;
   Comm* self = comm.get();
+  wait.revokedBy = comm->revokedBy;
   wait.checkPeers = [self] {
     reportSlowWait(*self);
-    self->bootstrap->checkPeers();
+    try {
+      self->bootstrap->checkPeers();
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::Revoked) markRevoked(*self, self->bootstrap->revokedBy());
+      throw;
+    }
   };
   wait.peerStates = [self] { return describePeerStates(*self); };
   if (comm->config.channels && *comm->config.channels > 1 && comm->ringChannels < 2 &&
@@ -278,6 +285,10 @@ ActiveCall::ActiveCall(Comm& comm) : comm_(comm) {
   if (comm_.aborted.load()) {
     comm_.activeCalls.fetch_sub(1);
     raise(ErrorCode::Aborted, "communicator was aborted (loomCommAbort)");
+  }
+  if (const int32_t by = comm_.revokedBy->load(std::memory_order_acquire); by != 0) {
+    comm_.activeCalls.fetch_sub(1);
+    raiseRevoked(comm_, by - 1);
   }
 }
 

@@ -16,6 +16,7 @@ enum class ErrorCode {
   InvalidUsage = 5,
   RemoteError = 6,
   Aborted = 8,
+  Revoked = 9,
   CudaError = 1,
 };
 

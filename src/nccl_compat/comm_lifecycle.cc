@@ -82,7 +82,10 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
     }
     loomResult_t result = loomSuccess;
     check(loomCommGetAsyncError(c.loom, &result));
-    *asyncError = loom_nccl::fromLoom(result);
+    // NCCL: a revoked communicator reads ncclSuccess once quiescent, so that
+    // destroy, split and shrink may proceed. Loom's revoke ends calls within
+    // milliseconds and leaves nothing running.
+    *asyncError = result == loomRevoked ? ncclSuccess : loom_nccl::fromLoom(result);
   });
 }
 

@@ -15,7 +15,9 @@ std::string& lastErrorSlot() {
 }  // namespace
 
 ncclResult_t fromLoom(loomResult_t result) {
-  if (result == loomAborted) return ncclInvalidUsage;
+  // NCCL has no codes for these; a revoked communicator is unusable, as an
+  // aborted one is.
+  if (result == loomAborted || result == loomRevoked) return ncclInvalidUsage;
   if (result < loomSuccess || result >= loomNumResults) return ncclInternalError;
   static_assert(static_cast<int>(loomInProgress) == static_cast<int>(ncclInProgress));
   static_assert(static_cast<int>(loomRemoteError) == static_cast<int>(ncclRemoteError));
@@ -26,6 +28,7 @@ void check(loomResult_t result) {
   if (result == loomSuccess) return;
   std::string message = loomGetLastError(nullptr);
   if (result == loomAborted) message += " (the communicator was aborted)";
+  if (result == loomRevoked) message += " (the communicator was revoked)";
   throw Failure(fromLoom(result), message);
 }
 

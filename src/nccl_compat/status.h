@@ -29,8 +29,9 @@ template <typename... Args>
   throw Failure(code, fmt::format(format, std::forward<Args>(args)...));
 }
 
-/// Loom's result as NCCL's. The codes share values; loomAborted, which NCCL
-/// lacks, becomes ncclInvalidUsage (the caller aborted the communicator).
+/// Loom's result as NCCL's. The codes share values; loomAborted and
+/// loomRevoked, which NCCL lacks, become ncclInvalidUsage (the communicator
+/// was aborted or revoked).
 ncclResult_t fromLoom(loomResult_t result);
 
 /// Throws a Failure carrying loomGetLastError's message unless `result` is loomSuccess.

@@ -104,6 +104,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case FrameKind::Challenge:
         FUZZ_CHECK(f.payload.size() == kNonceBytes);
         break;
+      case FrameKind::Revoked:
+        FUZZ_CHECK(f.payload.size() == kRevokedBytes);
+        break;
       case FrameKind::Closing:
       case FrameKind::Left:
         FUZZ_CHECK(f.payload.empty());

@@ -44,6 +44,9 @@ std::string encode(const ClientMessage& m) {
     case ClientMessage::Kind::Query:
       FUZZ_CHECK(m.blob.empty());
       return message(MessageKind::Query, "");
+    case ClientMessage::Kind::Revoke:
+      FUZZ_CHECK(m.blob.empty());
+      return message(MessageKind::Revoke, "");
   }
   FUZZ_CHECK(false);
   return {};

@@ -107,6 +107,8 @@ def seeds():
         "status_short": b"\x02" + h + message(3, status(1, 0, 1, 1)[:20]),
         "status_bad_busy": b"\x03" + h + message(3, status(7, 0, 1, 1)),
         "query_with_payload": b"\x04" + h + message(4, b"?"),
+        "revoke": b"\x05" + h + message(1, b"r") + message(5) + message(4),
+        "revoke_with_payload": b"\x03" + h + message(5, b"x"),
     }
     # First byte: split seed; second: world size - 1 (mod 8).
     g = gather([b"zero", b"", b"two" * 10])
@@ -126,6 +128,9 @@ def seeds():
         "states_bad_state": b"\x03\x00" + frame(4, report(9, 0, 0, 0, 0)),
         "closing_then_error": b"\x02\x01" + frame(5) + frame(2, b"rank 1 died"),
         "states_too_long": b"\x05\x00" + frame(4, report(0, 0, 0, 0, 0) * 2),
+        "revoked_between_gathers": b"\x06\x02" + frame(3, g) + frame(8, struct.pack("<I", 2))
+        + frame(3, g),
+        "revoked_short": b"\x02\x01" + frame(8, b"\x01\x00"),
     }
     yield "tcp_wire", {
         "hello": tcp_hello(0x1122334455667788, 3, 1, 4, 1 << 20),

@@ -310,10 +310,11 @@ TEST(Comm, AbortUnblocksWaitingCall) {
   for (int r = 1; r < kRanks; ++r) EXPECT_EQ(loomCommAbort(comms[r]), loomSuccess);
 }
 
-// loomCommRevoke from another thread ends a waiting call with loomAborted, as
-// abort does, but frees nothing: later calls are refused at once with the
-// buffer untouched, and the communicator is destroyed afterwards as usual.
-TEST(Comm, RevokeEndsCallsAndKeepsTheHandle) {
+// loomCommRevoke from another thread ends a waiting call with loomRevoked,
+// marks the communicator revoked on the local peer too, and frees nothing:
+// later calls are refused at once with the buffer untouched, and the
+// communicators are destroyed afterwards as usual, without waiting.
+TEST(Comm, RevokeEndsCallsEverywhereAndKeepsTheHandle) {
   ScopedEnv env({{"LOOM_TIMEOUT", "20"}});
   constexpr int kRanks = 2;
   loomComm_t comms[kRanks] = {};
@@ -334,17 +335,23 @@ TEST(Comm, RevokeEndsCallsAndKeepsTheHandle) {
   const bool returned = result.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
   EXPECT_TRUE(returned) << "the waiting all-reduce did not return within 5 s of the revoke";
   waiter.join();
-  EXPECT_EQ(result.get(), loomAborted);
+  EXPECT_EQ(result.get(), loomRevoked);
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
 
-  float x = 3.0f;
-  EXPECT_EQ(loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comms[0], nullptr), loomAborted);
-  EXPECT_EQ(x, 3.0f);
-  EXPECT_NE(std::string(loomGetLastError(comms[0])).find("abort"), std::string::npos)
-      << loomGetLastError(comms[0]);
-  EXPECT_EQ(loomCommRevoke(comms[0]), loomSuccess);  // twice is harmless
+  for (int r = 0; r < kRanks; ++r) {
+    float x = 3.0f;
+    EXPECT_EQ(loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comms[r], nullptr), loomRevoked)
+        << "rank " << r;
+    EXPECT_EQ(x, 3.0f);
+    EXPECT_NE(std::string(loomGetLastError(comms[r])).find("rank 0 revoked"), std::string::npos)
+        << loomGetLastError(comms[r]);
+    loomResult_t async = loomSuccess;
+    EXPECT_EQ(loomCommGetAsyncError(comms[r], &async), loomSuccess);
+    EXPECT_EQ(async, loomRevoked);
+  }
+  EXPECT_EQ(loomCommRevoke(comms[1]), loomSuccess);  // a second revoke is harmless
   EXPECT_EQ(loomCommDestroy(comms[0]), loomSuccess);
-  EXPECT_EQ(loomCommAbort(comms[1]), loomSuccess);
+  EXPECT_EQ(loomCommDestroy(comms[1]), loomSuccess);
   EXPECT_EQ(loomCommRevoke(nullptr), loomInvalidArgument);
 }
 

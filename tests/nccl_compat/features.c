@@ -353,7 +353,10 @@ static void revoke(const Job* job) {
   const ncclResult_t after = ncclAllReduce(&x, &x, 1, ncclFloat32, ncclSum, copy, NULL);
   EXPECT(after != ncclSuccess, "all-reduce on a revoked communicator");
   EXPECT(x == 1, "a refused call on a revoked communicator wrote its buffer");
-  EXPECT(strstr(ncclGetLastError(copy), "abort") != NULL, "revoked call names the abort");
+  EXPECT(strstr(ncclGetLastError(copy), "revoked") != NULL, "a refused call says it was revoked");
+  ncclResult_t async = ncclInternalError;
+  CHECK_NCCL(ncclCommGetAsyncError(copy, &async));
+  EXPECT(async == ncclSuccess, "a revoked communicator is quiescent: ncclSuccess, as NCCL says");
   CHECK_NCCL(ncclCommDestroy(copy));
   EXPECT(sumOver(job->comm, 1) == job->nranks, "the parent works after a split is revoked");
 }

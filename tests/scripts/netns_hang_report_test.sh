@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Hang localization across hosts: 4 ranks on two "hosts" (network namespaces
-# joined by a veth pair), ranks 0-1 on host A, 2-3 on host B. Rank 3 stalls in
-# user code before all-reduce #2. Every other rank must time out with
-# loomRemoteError, and its message must say what each peer was doing: ranks on
-# its own host read from shared memory, ranks on the other host through the
-# rendezvous — in particular that rank 3 is not waiting in any call.
+# Hang localization and revoke across hosts: 4 ranks on two "hosts" (network
+# namespaces joined by a veth pair), ranks 0-1 on host A, 2-3 on host B.
+# First rank 3 stalls in user code before all-reduce #2. Every other rank must
+# time out with loomRemoteError, and its message must say what each peer was
+# doing: ranks on its own host read from shared memory, ranks on the other
+# host through the rendezvous — in particular that rank 3 is not waiting in
+# any call. Then rank 3 revokes the communicator there instead: every other
+# rank must fail with loomRevoked naming rank 3, within a second.
 set -euo pipefail
 BUILD=$(realpath "$1")
 SRC=$(realpath "$2")
@@ -26,15 +28,21 @@ trap cleanup_all EXIT
 
 port=$((20000 + $$ % 20000))
 secret=$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")
-common=(LOOM_COMM_ID="$NETNS_ADDR_A:$port" LOOM_SECRET="$secret" LOOM_WORLD_SIZE=4
-        LOOM_TIMEOUT=3)
-pids=()
-for rank in 0 1 2 3; do
-  if ((rank < 2)); then ns=$NETNS_A ifname=$NETNS_IF_A; else ns=$NETNS_B ifname=$NETNS_IF_B; fi
-  ip netns exec "$ns" env "${common[@]}" LOOM_SOCKET_IFNAME="$ifname" LOOM_RANK=$rank \
-    timeout -s KILL 60 "$probe" --stall-rank 3 --stall-at 2 > "$work/rank$rank.txt" 2>&1 &
-  pids+=($!)
-done
+# start_ranks <port> <LOOM_TIMEOUT> <probe arguments...>: ranks 0-3, pids in $pids.
+start_ranks() {
+  local at=$1 timeout=$2
+  shift 2
+  local common=(LOOM_COMM_ID="$NETNS_ADDR_A:$at" LOOM_SECRET="$secret" LOOM_WORLD_SIZE=4
+    LOOM_TIMEOUT="$timeout")
+  pids=()
+  for rank in 0 1 2 3; do
+    if ((rank < 2)); then ns=$NETNS_A ifname=$NETNS_IF_A; else ns=$NETNS_B ifname=$NETNS_IF_B; fi
+    ip netns exec "$ns" env "${common[@]}" LOOM_SOCKET_IFNAME="$ifname" LOOM_RANK=$rank \
+      timeout -s KILL 60 "$probe" "$@" > "$work/rank$rank.txt" 2>&1 &
+    pids+=($!)
+  done
+}
+start_ranks "$port" 3 --stall-rank 3 --stall-at 2
 status=0
 for rank in 0 1 2; do
   wait "${pids[$rank]}" || { echo "rank $rank exited with $?"; status=1; }
@@ -51,7 +59,7 @@ expect() {  # rank, pattern, why
   fi
 }
 for rank in 0 1 2; do
-  expect "$rank" "all-reduce #2 failed \(remote error.*timed out" "a timeout in the stalled call"
+  expect "$rank" "all-reduce #2 failed after [0-9]+ ms \(remote error.*timed out" "a timeout in the stalled call"
 done
 # Host A's ranks see rank 3 (host B) through the rendezvous: it never waited in #2.
 expect 0 "rank 3 not waiting in any call" "remote staller's state"
@@ -62,3 +70,20 @@ expect 0 "rank 2 (in|failed in) AllReduce #2" "remote waiter's state"
 expect 2 "rank 3 not in a call, 2 collectives done" "local staller's state"
 expect 2 "rank 0 (in|failed in) AllReduce #2" "remote waiter's state"
 echo "netns_hang_report_test: every waiter named what each peer on either host was doing"
+
+# --- revoke: rank 3 revokes where it stalled; LOOM_TIMEOUT is far away -------
+start_ranks $((port + 1)) 30 --stall-rank 3 --stall-at 2 --revoke
+status=0
+for rank in 0 1 2 3; do
+  wait "${pids[$rank]}" || { echo "rank $rank exited with $?"; status=1; }
+done
+for rank in 0 1 2 3; do sed "s/^/  [revoke, rank $rank] /" "$work/rank$rank.txt"; done
+((status == 0)) || { echo "netns_hang_report_test: the revoke did not end every rank's call" >&2; exit 1; }
+for rank in 0 1 2; do
+  expect "$rank" "all-reduce #2 failed after [0-9]+ ms \(communicator revoked.*rank 3 revoked" \
+    "the revoke, named"
+  ms=$(sed -nE 's/.*failed after ([0-9]+) ms.*/\1/p' "$work/rank$rank.txt")
+  ((ms < 1300)) || { echo "netns_hang_report_test: rank $rank heard of the revoke after $ms ms" >&2; exit 1; }
+done
+expect 3 "the next call returned communicator revoked" "the revoking rank's own next call"
+echo "netns_hang_report_test: the revoke reached every rank on both hosts"

@@ -218,6 +218,30 @@ std::pair<std::string, std::chrono::microseconds> pollPeers(Bootstrap& boot,
   return {"", limit};
 }
 
+TEST(BootstrapLiveness, RevokeIsAnnouncedToEveryRankAndRoundsStillComplete) {
+  const UniqueId id = loopbackServer();
+  auto boots = joinAll(id, 3);
+  for (auto& boot : boots) boot->checkPeers();
+  boots[1]->revoke();
+  boots[1]->revoke();  // twice: announced once
+  for (int r = 0; r < 3; ++r) {
+    ErrorCode code = ErrorCode::InternalError;
+    const auto [error, took] = pollPeers(*boots[r], 3s, &code);
+    EXPECT_EQ(code, ErrorCode::Revoked) << error;
+    EXPECT_NE(error.find("rank 1 revoked"), std::string::npos) << error;
+    EXPECT_EQ(boots[r]->revokedBy(), 1);
+  }
+  // Not sticky for rounds: survivors can still agree over the bootstrap.
+  std::vector<std::thread> threads;
+  std::vector<std::vector<std::string>> gathered(3);
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back(
+        [&, r] { gathered[r] = boots[r]->allGather(std::to_string(r), Deadline::after(5s)); });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(gathered[r], (std::vector<std::string>{"0", "1", "2"}));
+}
+
 TEST(BootstrapLiveness, DeadRankIsNamedByCheckPeersWithinMilliseconds) {
   const UniqueId id = loopbackServer();
   auto boots = joinAll(id, 4);

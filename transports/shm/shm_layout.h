@@ -41,6 +41,10 @@ struct alignas(64) RankStatus {
   std::atomic<uint64_t> count;
   std::atomic<uint32_t> shape;  // DataType | ReduceOp << 8
   std::atomic<int32_t> root;
+  /// The rank that revoked the communicator + 1; 0 while not revoked. Written
+  /// by the revoking rank into every local rank's status (its own line, so
+  /// the check at every call's start reads a line this rank already owns).
+  std::atomic<int32_t> revokedBy;
 };
 
 struct alignas(64) SegmentHeader {
