@@ -2,12 +2,12 @@
 // all-reduces; the rank named by --stall-rank stops after --stall-at of them
 // and sleeps, as a rank stuck in user code would. The others must fail with
 // loomRemoteError once LOOM_TIMEOUT passes. With --revoke, that rank revokes
-// the communicator 300 ms later instead, and the others must fail with
-// loomRevoked long before LOOM_TIMEOUT. Each prints its error message and how
-// long the failed call took on one line, prefixed "hang_probe rank R:", for
-// the calling script to check.
+// the communicator --revoke-after milliseconds later (default 300) instead, and the others must
+// fail with loomRevoked long before LOOM_TIMEOUT. Each prints its error message and how long the
+// failed call took on one line, prefixed "hang_probe rank R:", for the calling script to check.
 //
-//   hang_probe --stall-rank R --stall-at K [--revoke]   (world from the environment)
+//   hang_probe --stall-rank R --stall-at K [--revoke [--revoke-after MS]]
+//   (world from the environment)
 #include <loom/loom.h>
 #include <unistd.h>
 
@@ -35,8 +35,8 @@ bool flag(int argc, char** argv, const char* name) {
 }
 
 // The revoking rank: revokes, and its own next call must be refused.
-int revokeNow(loomComm_t comm, int rank) {
-  usleep(300 * 1000);  // the others are waiting in the all-reduce by now
+int revokeLater(loomComm_t comm, int rank, int afterMs) {
+  usleep(static_cast<useconds_t>(afterMs) * 1000);  // the others are waiting by now
   if (loomCommRevoke(comm) != loomSuccess) return 1;
   float x = 1.0f;
   const loomResult_t rc = loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comm, nullptr);
@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   const int stallRank = intArg(argc, argv, "--stall-rank", -1);
   const int stallAt = intArg(argc, argv, "--stall-at", 3);
   const bool revoke = flag(argc, argv, "--revoke");
+  const int revokeAfterMs = intArg(argc, argv, "--revoke-after", 300);
   loomComm_t comm = nullptr;
   if (loomCommInitFromEnv(&comm) != loomSuccess) {
     std::fprintf(stderr, "hang_probe: init failed: %s\n", loomGetLastError(nullptr));
@@ -66,7 +67,9 @@ int main(int argc, char** argv) {
   constexpr size_t kCount = 4099;
   std::vector<float> data(kCount);
   for (int iter = 0;; ++iter) {
-    if (rank == stallRank && iter == stallAt && revoke) return revokeNow(comm, rank);
+    if (rank == stallRank && iter == stallAt && revoke) {
+      return revokeLater(comm, rank, revokeAfterMs);
+    }
     if (rank == stallRank && iter == stallAt) {
       std::printf("hang_probe rank %d: stalling before all-reduce #%d\n", rank, iter);
       std::fflush(stdout);

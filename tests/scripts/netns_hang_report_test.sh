@@ -5,8 +5,11 @@
 # time out with loomRemoteError, and its message must say what each peer was
 # doing: ranks on its own host read from shared memory, ranks on the other
 # host through the rendezvous — in particular that rank 3 is not waiting in
-# any call. Then rank 3 revokes the communicator there instead: every other
-# rank must fail with loomRevoked naming rank 3, within a second.
+# any call. Then rank 3 revokes the communicator there instead, in a job that
+# names no interface: while the others wait, every rank's listening sockets
+# must be on its own host's address (the one that reaches the rendezvous),
+# and then every other rank must fail with loomRevoked naming rank 3, within a
+# second of the revoke.
 set -euo pipefail
 BUILD=$(realpath "$1")
 SRC=$(realpath "$2")
@@ -28,21 +31,23 @@ trap cleanup_all EXIT
 
 port=$((20000 + $$ % 20000))
 secret=$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")
-# start_ranks <port> <LOOM_TIMEOUT> <probe arguments...>: ranks 0-3, pids in $pids.
+# start_ranks <port> <LOOM_TIMEOUT> <name interfaces: yes|no> <probe arguments...>:
+# ranks 0-3, pids in $pids.
 start_ranks() {
-  local at=$1 timeout=$2
-  shift 2
+  local at=$1 timeout=$2 name=$3
+  shift 3
   local common=(LOOM_COMM_ID="$NETNS_ADDR_A:$at" LOOM_SECRET="$secret" LOOM_WORLD_SIZE=4
     LOOM_TIMEOUT="$timeout")
   pids=()
   for rank in 0 1 2 3; do
     if ((rank < 2)); then ns=$NETNS_A ifname=$NETNS_IF_A; else ns=$NETNS_B ifname=$NETNS_IF_B; fi
-    ip netns exec "$ns" env "${common[@]}" LOOM_SOCKET_IFNAME="$ifname" LOOM_RANK=$rank \
-      timeout -s KILL 60 "$probe" "$@" > "$work/rank$rank.txt" 2>&1 &
+    [[ $name == yes ]] || ifname=""
+    ip netns exec "$ns" env "${common[@]}" ${ifname:+LOOM_SOCKET_IFNAME="$ifname"} \
+      LOOM_RANK=$rank timeout -s KILL 60 "$probe" "$@" > "$work/rank$rank.txt" 2>&1 &
     pids+=($!)
   done
 }
-start_ranks "$port" 3 --stall-rank 3 --stall-at 2
+start_ranks "$port" 3 yes --stall-rank 3 --stall-at 2
 status=0
 for rank in 0 1 2; do
   wait "${pids[$rank]}" || { echo "rank $rank exited with $?"; status=1; }
@@ -72,7 +77,27 @@ expect 2 "rank 0 (in|failed in) AllReduce #2" "remote waiter's state"
 echo "netns_hang_report_test: every waiter named what each peer on either host was doing"
 
 # --- revoke: rank 3 revokes where it stalled; LOOM_TIMEOUT is far away -------
-start_ranks $((port + 1)) 30 --stall-rank 3 --stall-at 2 --revoke
+revoke_after=1500
+start_ranks $((port + 1)) 30 no --stall-rank 3 --stall-at 2 --revoke --revoke-after $revoke_after
+# The listeners of the ranks' processes in one namespace, as address:port lines.
+listeners() {
+  ip netns exec "$1" ss -ltnpH 2> /dev/null | grep -F "$(basename "$probe")" | awk '{print $4}'
+}
+for _ in $(seq 10); do
+  sleep 0.1
+  [[ $(listeners "$NETNS_A" | wc -l) -ge 2 && $(listeners "$NETNS_B" | wc -l) -ge 2 ]] && break
+done
+for side in A B; do
+  ns_var=NETNS_$side addr_var=NETNS_ADDR_$side
+  addr=${!addr_var}
+  found=$(listeners "${!ns_var}")
+  [[ -n $found ]] || { echo "netns_hang_report_test: no listener seen on host $side" >&2; exit 1; }
+  if grep -vE "^${addr//./\\.}:[0-9]+\$" <<< "$found"; then
+    echo "netns_hang_report_test: host $side listens beyond $addr: $found" >&2
+    exit 1
+  fi
+done
+echo "netns_hang_report_test: every rank listens on its own host's address only"
 status=0
 for rank in 0 1 2 3; do
   wait "${pids[$rank]}" || { echo "rank $rank exited with $?"; status=1; }
@@ -83,7 +108,8 @@ for rank in 0 1 2; do
   expect "$rank" "all-reduce #2 failed after [0-9]+ ms \(communicator revoked.*rank 3 revoked" \
     "the revoke, named"
   ms=$(sed -nE 's/.*failed after ([0-9]+) ms.*/\1/p' "$work/rank$rank.txt")
-  ((ms < 1300)) || { echo "netns_hang_report_test: rank $rank heard of the revoke after $ms ms" >&2; exit 1; }
+  ((ms < revoke_after + 1000)) ||
+    { echo "netns_hang_report_test: rank $rank heard of the revoke $((ms - revoke_after)) ms late" >&2; exit 1; }
 done
 expect 3 "the next call returned communicator revoked" "the revoking rank's own next call"
 echo "netns_hang_report_test: the revoke reached every rank on both hosts"
