@@ -203,6 +203,11 @@ class ActiveCall {
 /// done; ...": ranks on this host from shared memory, others from the rendezvous.
 std::string describePeerStates(Comm& comm);
 
+/// Rethrows `seen` (a RemoteError) led by its first cause when the rendezvous
+/// names one within a short grace: a link that closed is often a peer that
+/// failed because another rank died first, and that rank is the one to name.
+[[noreturn]] void raiseFirstCause(Comm& comm, const Error& seen);
+
 /// Called while a wait idles (before Bootstrap::checkPeers): the first time
 /// in a call, publishes this rank's call to the rendezvous when some peers are
 /// on other hosts, so their hang reports can say what this rank is doing.

@@ -5,6 +5,8 @@
 // ends), so a fast collective never pays for a message.
 #include <algorithm>
 #include <exception>
+#include <string_view>
+#include <thread>
 
 #include "comm/comm.h"
 #include "comm/operation.h"
@@ -16,6 +18,9 @@ constexpr int kMaxListed = 16;
 // How long the timed-out rank waits for the rendezvous's answer before it
 // reports without the remote states.
 constexpr std::chrono::seconds kQueryLimit{1};
+// How long a failed call waits for the rendezvous to name a rank that died:
+// the death reaches it about when the closed link reaches this rank.
+constexpr std::chrono::milliseconds kFirstCauseGrace{100};
 
 std::string collectiveName(uint32_t code) {
   if (code > static_cast<uint32_t>(Collective::Recv)) return fmt::format("collective {}", code);
@@ -111,6 +116,29 @@ StatusScope::~StatusScope() {
   if (status_ == nullptr) return;
   status_->sequence.store(comm_.collectiveCount, std::memory_order_relaxed);
   status_->busy.store(0, std::memory_order_release);
+}
+
+void raiseFirstCause(Comm& comm, const Error& seen) {
+  // A timeout is its own first cause: its report already says what every
+  // peer was doing.
+  const bool timedOut = std::string_view(seen.what()).find("(LOOM_TIMEOUT)") != std::string::npos;
+  if (!comm.bootstrap || timedOut) throw seen;
+  const Deadline grace = Deadline::after(kFirstCauseGrace);
+  for (;;) {
+    try {
+      comm.bootstrap->checkPeers();
+    } catch (const Error& cause) {
+      if (cause.code() == ErrorCode::Revoked) throw;
+      const std::string_view first = cause.what();
+      if (cause.code() != ErrorCode::RemoteError || std::string_view(seen.what()).find(first) !=
+                                                        std::string_view::npos) {
+        throw seen;  // nothing more to say: the bootstrap's news is this error
+      }
+      raise(ErrorCode::RemoteError, "{} (on this rank: {})", first, seen.what());
+    }
+    if (grace.expired()) throw seen;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 void reportSlowWait(Comm& comm) {

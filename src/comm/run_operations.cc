@@ -341,6 +341,7 @@ void runHostOperations(Comm& comm, std::span<const Operation> ops) {
     if (e.code() == ErrorCode::RemoteError) {
       int expected = 0;
       comm.asyncError.compare_exchange_strong(expected, static_cast<int>(e.code()));
+      raiseFirstCause(comm, e);
     }
     throw;
   }

@@ -447,6 +447,12 @@ std::string checkKillWorld(const KillPlan& p, const WorldResult& w, std::string*
          << excerpt(s.message) << "\"\n";
     const std::string problems = checkFailure(s, r, false, "");
     if (!problems.empty()) bad << "rank " << r << ": " << problems << excerpt(s.message) << "\n";
+    // Over tcp a survivor's first news may be a link to another survivor
+    // closing; the rank that died must still lead its message.
+    if (!names(s.message, p.victim)) {
+      bad << "rank " << r << " does not name the victim, rank " << p.victim << ": "
+          << excerpt(s.message) << "\n";
+    }
     if (s.iter < lowest) {
       bad << "rank " << r << ": failed at iteration " << s.iter << " but the victim completed " << c
           << "\n";
