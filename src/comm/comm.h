@@ -208,6 +208,10 @@ std::string describePeerStates(Comm& comm);
 /// failed because another rank died first, and that rank is the one to name.
 [[noreturn]] void raiseFirstCause(Comm& comm, const Error& seen);
 
+/// Throws RemoteError when a peer on this host already failed the call this
+/// rank is in (checked while a wait idles, with the bootstrap's news).
+void checkLocalPeersGaveUp(Comm& comm);
+
 /// Called while a wait idles (before Bootstrap::checkPeers): the first time
 /// in a call, publishes this rank's call to the rendezvous when some peers are
 /// on other hosts, so their hang reports can say what this rank is doing.

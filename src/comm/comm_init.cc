@@ -241,6 +241,7 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank,
   wait.revokedBy = comm->revokedBy;
   wait.checkPeers = [self] {
     reportSlowWait(*self);
+    checkLocalPeersGaveUp(*self);
     try {
       self->bootstrap->checkPeers();
     } catch (const Error& e) {

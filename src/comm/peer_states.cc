@@ -18,6 +18,16 @@ constexpr int kMaxListed = 16;
 // How long the timed-out rank waits for the rendezvous's answer before it
 // reports without the remote states.
 constexpr std::chrono::seconds kQueryLimit{1};
+// A peer that failed a call this long ago is not failing alongside this rank:
+// this rank was away (stopped, or slow to arrive) and should stop waiting.
+constexpr int64_t kGaveUpLongAgoNs = 1'000'000'000;
+
+int64_t steadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // How long a failed call waits for the rendezvous to name a rank that died:
 // the death reaches it about when the closed link reaches this rank.
 constexpr std::chrono::milliseconds kFirstCauseGrace{100};
@@ -114,8 +124,30 @@ StatusScope::~StatusScope() {
     comm_.callStatusReported = false;
   }
   if (status_ == nullptr) return;
+  if (comm_.callStatus.failed) {
+    status_->failedAtNs.store(steadyNs(), std::memory_order_relaxed);
+    status_->failedCall.store(comm_.callStatus.sequence + 1, std::memory_order_release);
+  }
   status_->sequence.store(comm_.collectiveCount, std::memory_order_relaxed);
   status_->busy.store(0, std::memory_order_release);
+}
+
+void checkLocalPeersGaveUp(Comm& comm) {
+  if (!comm.shm || !comm.callStatus.busy) return;
+  const uint64_t mine = comm.callStatus.sequence + 1;
+  for (int r = 0; r < comm.nranks; ++r) {
+    if (r == comm.rank || !comm.shm->isMapped(r)) continue;
+    const RankStatus& peer = comm.shm->headerOf(r).status;
+    // Only an old failure: peers that fail at about the same time as this
+    // rank (all timing out together) each report their own error.
+    if (peer.failedCall.load(std::memory_order_acquire) == mine &&
+        steadyNs() - peer.failedAtNs.load(std::memory_order_relaxed) > kGaveUpLongAgoNs) {
+      raise(ErrorCode::RemoteError,
+            "rank {} already failed {} #{} and gave up on it, so this call cannot complete (its "
+            "own error says why)",
+            r, collectiveName(comm.callStatus.collective), comm.callStatus.sequence);
+    }
+  }
 }
 
 void raiseFirstCause(Comm& comm, const Error& seen) {

@@ -45,6 +45,11 @@ struct alignas(64) RankStatus {
   /// by the revoking rank into every local rank's status (its own line, so
   /// the check at every call's start reads a line this rank already owns).
   std::atomic<int32_t> revokedBy;
+  /// The sequence number + 1 of the last call this rank gave up on (0: none),
+  /// so a local peer still waiting in it (say, resumed from SIGSTOP) learns
+  /// that it cannot complete instead of waiting for its own deadline.
+  std::atomic<uint64_t> failedCall;
+  std::atomic<int64_t> failedAtNs;  // when, on the host's steady clock (written first)
 };
 
 struct alignas(64) SegmentHeader {
