@@ -76,14 +76,21 @@ class BootstrapClient final : public Bootstrap {
                        rank_, static_cast<uint32_t>(reply.kind)));
     }
     const Digest expected = handshakeMac(secret, kWelcomeLabel, nonce, hello);
-    const std::span<const uint8_t> proof(reinterpret_cast<const uint8_t*>(reply.payload.data()),
-                                         reply.payload.size());
+    // The parser checked the size: kOkBytes.
+    const auto* ok = reinterpret_cast<const uint8_t*>(reply.payload.data());
+    const std::span<const uint8_t> proof(ok, kMacBytes);
     if (!sameBytes(proof, expected)) {
       fail(ErrorCode::RemoteError,
            fmt::format("the server at {} does not prove the secret of this unique id (another "
                        "job's rendezvous on that port, or an impostor): rank {} does not join",
                        server_, rank_));
     }
+    const uint32_t hostRank = wire::getU32(ok + kMacBytes);
+    if (hostRank != kNoHostRank && hostRank >= static_cast<uint32_t>(nranks_)) {
+      fail(ErrorCode::RemoteError,
+           fmt::format("bootstrap at {} names host rank {} of {}", server_, hostRank, nranks_));
+    }
+    hostRank_ = hostRank == kNoHostRank ? -1 : static_cast<int>(hostRank);
   }
 
   std::vector<std::string> allGather(const std::string& mine, Deadline deadline) override {
@@ -348,6 +355,12 @@ class BootstrapClient final : public Bootstrap {
   }
 
   [[noreturn]] void serverClosed() const {
+    if (hostRank_ >= 0) {
+      raise(ErrorCode::RemoteError,
+            "rank {} died or exited: its process ran the bootstrap server {}, which closed its "
+            "connection to rank {}",
+            hostRank_, server_, rank_);
+    }
     raise(ErrorCode::RemoteError,
           "bootstrap server {} closed its connection to rank {} (the process that created the "
           "unique id exited?)",
@@ -376,6 +389,7 @@ class BootstrapClient final : public Bootstrap {
   bool eof_ = false;
   bool serverClosing_ = false;  // the server's process announced it is leaving
   std::atomic<int> revokedBy_{-1};
+  int hostRank_ = -1;  // the rank whose process runs the server, if one does
   bool left_ = false;
   // The first error, rethrown by every later call.
   std::atomic<bool> failed_{false};

@@ -25,7 +25,7 @@ std::optional<Frame> FrameParser::next() {
   bool exact = false;  // the payload has exactly `limit` bytes
   switch (static_cast<FrameKind>(rawKind)) {
     case FrameKind::Ok:
-      limit = kMacBytes;
+      limit = kOkBytes;
       exact = true;
       break;
     case FrameKind::Challenge:

@@ -24,7 +24,9 @@
 //       Challenge (first, on accept): kNonceBytes
 //       Ok     (after hello, once all ranks joined): the server's proof,
 //              HMAC-SHA256(secret, "loom bootstrap welcome" | challenge | hello
-//              with its mac zeroed), 32 bytes: it binds the client's own nonce
+//              with its mac zeroed), 32 bytes: it binds the client's own nonce;
+//              then host rank u32: the rank whose process runs the server
+//              (0xffffffff: none, as under loomrun), named if the server dies
 //       Error  (refused hello, a rank died, a round that cannot complete):
 //              message, <= kMaxErrorBytes; may arrive at any time
 //       Gather (a completed round): nranks x {length u32, bytes}, in rank order
@@ -56,6 +58,8 @@ inline constexpr char kHelloMagic[8] = {'L', 'O', 'O', 'M', 'B', 'S', '0', '4'};
 inline constexpr size_t kMaxHostBytes = 64;
 inline constexpr size_t kNonceBytes = 16;
 inline constexpr size_t kMacBytes = 32;
+inline constexpr size_t kOkBytes = kMacBytes + 4;
+inline constexpr uint32_t kNoHostRank = 0xffffffffu;
 inline constexpr size_t kMacAt = 32;
 inline constexpr size_t kHelloBytes = 80 + kMaxHostBytes;
 inline constexpr size_t kMessageHeaderBytes = 8;

@@ -256,9 +256,19 @@ void RendezvousServer::onHello(Client& c, const Hello& hello) {
     // No valid hello can come any more; stop listening and free the port.
     listener_.reset();
     LOOM_INFO("rendezvous {}: all {} ranks joined", address_, nranks_);
+    // The rank that runs in this process, if any: its death ends the server.
+    uint32_t hostRank = kNoHostRank;
+    for (const Client* member : byRank_) {
+      if (member->pid == static_cast<uint32_t>(::getpid()) && member->host == localHostName()) {
+        hostRank = static_cast<uint32_t>(member->rank);
+      }
+    }
+    uint8_t tail[4];
+    wire::putU32(tail, hostRank);
     for (Client* member : byRank_) {
-      enqueue(*member,
-              std::make_shared<const std::string>(frame(FrameKind::Ok, asText(member->welcome))));
+      std::string ok(asText(member->welcome));
+      ok.append(asText({tail, sizeof(tail)}));
+      enqueue(*member, std::make_shared<const std::string>(frame(FrameKind::Ok, ok)));
     }
   }
 }

@@ -162,8 +162,8 @@ void raiseFirstCause(Comm& comm, const Error& seen) {
     } catch (const Error& cause) {
       if (cause.code() == ErrorCode::Revoked) throw;
       const std::string_view first = cause.what();
-      if (cause.code() != ErrorCode::RemoteError || std::string_view(seen.what()).find(first) !=
-                                                        std::string_view::npos) {
+      if (cause.code() != ErrorCode::RemoteError ||
+          std::string_view(seen.what()).find(first) != std::string_view::npos) {
         throw seen;  // nothing more to say: the bootstrap's news is this error
       }
       raise(ErrorCode::RemoteError, "{} (on this rank: {})", first, seen.what());

@@ -99,7 +99,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(f.kind == pieces.frames[i].kind && f.payload == pieces.frames[i].payload);
     switch (f.kind) {
       case FrameKind::Ok:
-        FUZZ_CHECK(f.payload.size() == kMacBytes);
+        FUZZ_CHECK(f.payload.size() == kOkBytes);
         break;
       case FrameKind::Challenge:
         FUZZ_CHECK(f.payload.size() == kNonceBytes);

@@ -113,13 +113,15 @@ def seeds():
     # First byte: split seed; second: world size - 1 (mod 8).
     g = gather([b"zero", b"", b"two" * 10])
     yield "rendezvous_frames", {
-        "challenge_ok": b"\x01\x02" + frame(7, bytes(range(16))) + frame(1, bytes(range(32))),
-        "ok_error": b"\x05\x02" + frame(1, bytes(32))
+        "challenge_ok": b"\x01\x02" + frame(7, bytes(range(16)))
+        + frame(1, bytes(range(32)) + struct.pack("<I", 1)),
+        "ok_no_host_rank": b"\x02\x02" + frame(1, bytes(32) + b"\xff\xff\xff\xff"),
+        "ok_error": b"\x05\x02" + frame(1, bytes(32) + struct.pack("<I", 0))
         + frame(2, b"rank 3 (pid 9 on host h) disconnected"),
         "long_challenge": b"\x03\x01" + frame(7, bytes(17)),
         "gather3": b"\x07\x02" + frame(3, g),
         "gather_rounds": b"\x08\x00" + frame(3, gather([b"a"])) + frame(3, gather([b""])),
-        "ok_with_long_proof": b"\x02\x00" + frame(1, bytes(33)),
+        "ok_with_long_proof": b"\x02\x00" + frame(1, bytes(37)),
         "reserved_set": b"\x02\x00" + struct.pack("<IIQ", 2, 1, 0),
         "huge_error": b"\x03\x00" + struct.pack("<IIQ", 2, 0, 1 << 40),
         "gather_trailing": b"\x04\x00" + frame(3, gather([b"a"]) + b"zz"),

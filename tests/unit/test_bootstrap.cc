@@ -356,8 +356,10 @@ class FakeServer {
   const UniqueId& id() const { return id_; }
 
   /// Accepts the client, challenges it, checks its hello and answers Ok with
-  /// a proof made with `proofSecret` (the id's own unless an impostor).
-  rendezvous::Hello acceptAndWelcome(std::optional<std::array<uint8_t, 16>> proofSecret = {}) {
+  /// a proof made with `proofSecret` (the id's own unless an impostor),
+  /// naming `hostRank` as the rank whose process runs this server.
+  rendezvous::Hello acceptAndWelcome(std::optional<std::array<uint8_t, 16>> proofSecret = {},
+                                     uint32_t hostRank = rendezvous::kNoHostRank) {
     waitReady(listener_.fd(), POLLIN, Deadline::after(5s), nullptr, "client");
     client_ = Socket(::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     EXPECT_TRUE(client_.valid());
@@ -372,7 +374,10 @@ class FakeServer {
                                                               challenge, hello)));
     const Digest proof = rendezvous::handshakeMac(proofSecret.value_or(id_.secret),
                                                   rendezvous::kWelcomeLabel, challenge, hello);
-    send(rendezvous::frame(rendezvous::FrameKind::Ok, std::string(proof.begin(), proof.end())));
+    std::string ok(proof.begin(), proof.end());
+    ok.append(4, '\0');
+    wire::putU32(reinterpret_cast<uint8_t*>(ok.data() + rendezvous::kMacBytes), hostRank);
+    send(rendezvous::frame(rendezvous::FrameKind::Ok, ok));
     return hello;
   }
   void send(const std::string& bytes) {
@@ -488,6 +493,18 @@ TEST(BootstrapLiveness, ServerExitIsReportedByCheckPeers) {
   server.reset();
   const auto [error, took] = pollPeers(*boot, 3s);
   EXPECT_NE(error.find("closed its connection"), std::string::npos) << error;
+}
+
+TEST(BootstrapLiveness, ServerExitNamesTheRankWhoseProcessRanIt) {
+  auto server = std::make_unique<FakeServer>();
+  std::unique_ptr<Bootstrap> boot;
+  std::thread joiner([&] { boot = Bootstrap::join(server->id(), 1, 2, Deadline::after(5s)); });
+  server->acceptAndWelcome({}, 0);
+  joiner.join();
+  ASSERT_NE(boot, nullptr);
+  server.reset();  // as rank 0's process dying takes its server along
+  const auto [error, took] = pollPeers(*boot, 3s);
+  EXPECT_NE(error.find("rank 0 died or exited"), std::string::npos) << error;
 }
 
 uint16_t unusedPort() {
