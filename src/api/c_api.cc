@@ -326,7 +326,9 @@ loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newc
   return guarded("loomCommSplit", [&] {
     requireOut(newcomm, "newcomm");
     loom::Comm& parent = loom::checkedComm(comm);
-    const loom::ActiveCall active(parent);
+    // A revoked communicator may still be split (NCCL allows it): the
+    // bootstrap it uses is not revoked.
+    const loom::ActiveCall active(parent, loom::ActiveCall::Revoked::Allowed);
     *newcomm = loom::splitComm(parent, color, key).release();
   });
 }
@@ -353,11 +355,7 @@ void abortHere(loom::Comm& c) {
 }  // namespace
 
 loomResult_t loomCommRevoke(loomComm_t comm) {
-  return guarded("loomCommRevoke", [&] {
-    loom::Comm& c = loom::checkedComm(comm);
-    loom::revokeComm(c);
-    loom::abortDeviceWalks(c);  // kernels still waiting on peers give up
-  });
+  return guarded("loomCommRevoke", [&] { loom::revokeComm(loom::checkedComm(comm)); });
 }
 
 loomResult_t loomCommAbort(loomComm_t comm) {
@@ -384,9 +382,14 @@ loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError) {
     requireOut(asyncError, "asyncError");
     loom::Comm& c = loom::checkedComm(comm);
     loom::pollDeviceWalk(c);  // a kernel that failed since the last call
-    *asyncError = c.aborted.load()           ? loomAborted
-                  : c.revokedBy->load() != 0 ? loomRevoked
-                                             : static_cast<loomResult_t>(c.asyncError.load());
+    if (c.aborted.load()) {
+      *asyncError = loomAborted;
+    } else if (c.revokedBy->load() != 0) {
+      // Revoked: in progress until every call of this rank has returned.
+      *asyncError = c.activeCalls.load() > 0 ? loomInProgress : loomRevoked;
+    } else {
+      *asyncError = static_cast<loomResult_t>(c.asyncError.load());
+    }
   });
 }
 

@@ -125,6 +125,9 @@ class BootstrapClient final : public Bootstrap {
   void barrier(Deadline deadline) override { allGather({}, deadline); }
 
   void checkPeers() override {
+    // Once revoked, that is the news: ranks that leave a revoked communicator
+    // without a goodbye are no failure of their own.
+    throwIfRevoked();
     throwIfFailed();
     // Another thread in allGather owns the socket and surfaces any error
     // itself; waiting for it here would make this call blocking.
@@ -142,7 +145,13 @@ class BootstrapClient final : public Bootstrap {
           noteRevoked(*frame);
           continue;
         }
-        if (frame->kind == FrameKind::Error) fail(ErrorCode::RemoteError, frame->payload);
+        if (frame->kind == FrameKind::Error) {
+          if (revokedBy_.load() >= 0) {
+            remember(ErrorCode::RemoteError, frame->payload);  // for later rounds
+            continue;
+          }
+          fail(ErrorCode::RemoteError, frame->payload);
+        }
         protocolError(fmt::format("unsolicited frame kind {} between all-gather rounds",
                                   static_cast<uint32_t>(frame->kind)));
       }
@@ -150,8 +159,12 @@ class BootstrapClient final : public Bootstrap {
       // reports stop, and links or LOOM_TIMEOUT catch any later failure.
       if (eof_ && !serverClosing_ && revokedBy_.load() < 0) serverClosed();
     });
-    // Not remembered: a revoked communicator's rounds still complete, so the
-    // survivors can agree on what comes next.
+    // Not remembered: a revoked communicator's rounds still complete while
+    // every rank stays connected, so the survivors can agree on what comes next.
+    throwIfRevoked();
+  }
+
+  void throwIfRevoked() const {
     if (const int by = revokedBy_.load(); by >= 0) {
       raise(ErrorCode::Revoked, "rank {} revoked the communicator (loomCommRevoke)", by);
     }
@@ -175,6 +188,8 @@ class BootstrapClient final : public Bootstrap {
       const std::string bytes = message(MessageKind::Revoke, "");
       sendAll(sock_.fd(), bytes.data(), bytes.size(), deadline, nullptr, peerName());
     } catch (const Error& e) {
+      // A partial write leaves the stream out of step: nothing more can be said on it.
+      remember(ErrorCode::RemoteError, e.what());
       LOOM_WARN("rank {}: could not tell the rendezvous of the revoke: {}", rank_, e.what());
     }
   }

@@ -136,7 +136,9 @@ LaunchEnv detectLaunchEnv() {
     env.launcher = "pmi";
     readRankAndSize(env, "PMI_RANK", "PMI_SIZE");
     readLocal(env, "MPI_LOCALRANKID", "MPI_LOCALNRANKS");
-    env.jobKey = firstOf({"PMI_ID", "PMI_KVSNAME", "PMIX_NAMESPACE"}, "pmi");
+    // The key-value space names the job; PMI_ID may be per process.
+    env.jobKey = firstOf({"PMI_KVSNAME", "PMIX_NAMESPACE"}, "pmi");
+    env.jobKeyShared = present("PMI_KVSNAME") || present("PMIX_NAMESPACE");
   } else {
     // Started by hand: one rank, as MPI runs a program started without mpirun.
     env.launcher = "none";

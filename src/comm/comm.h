@@ -190,7 +190,8 @@ void revokeComm(Comm& comm);
 /// Error(Revoked) on a revoked one.
 class ActiveCall {
  public:
-  explicit ActiveCall(Comm& comm);
+  enum class Revoked { Refused, Allowed };
+  explicit ActiveCall(Comm& comm, Revoked revoked = Revoked::Refused);
   ~ActiveCall() { comm_.activeCalls.fetch_sub(1); }
   ActiveCall(const ActiveCall&) = delete;
   ActiveCall& operator=(const ActiveCall&) = delete;

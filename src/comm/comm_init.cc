@@ -281,13 +281,14 @@ Comm& checkedComm(loomComm* comm) {
 
 namespace loom {
 
-ActiveCall::ActiveCall(Comm& comm) : comm_(comm) {
+ActiveCall::ActiveCall(Comm& comm, Revoked revoked) : comm_(comm) {
   comm_.activeCalls.fetch_add(1);
   if (comm_.aborted.load()) {
     comm_.activeCalls.fetch_sub(1);
     raise(ErrorCode::Aborted, "communicator was aborted (loomCommAbort)");
   }
-  if (const int32_t by = comm_.revokedBy->load(std::memory_order_acquire); by != 0) {
+  if (const int32_t by = comm_.revokedBy->load(std::memory_order_acquire);
+      by != 0 && revoked == Revoked::Refused) {
     comm_.activeCalls.fetch_sub(1);
     raiseRevoked(comm_, by - 1);
   }

@@ -5,6 +5,7 @@
 // idle and every call checks it first, so a revoked communicator answers
 // loomRevoked everywhere within milliseconds.
 #include "comm/comm.h"
+#include "comm/device_walk.h"
 #include "core/log.h"
 
 namespace loom {
@@ -15,6 +16,7 @@ void markRevoked(Comm& comm, int byRank) {
   // Peers will not hear a goodbye from a revoked communicator: its disconnect
   // is a failure to them, which they see as the revoke already.
   comm.leaveCleanly = false;
+  abortDeviceWalks(comm);  // kernels waiting on peers give up, so destroy does not wait
 }
 
 void revokeComm(Comm& comm) {

@@ -22,6 +22,11 @@ constexpr std::chrono::seconds kQueryLimit{1};
 // this rank was away (stopped, or slow to arrive) and should stop waiting.
 constexpr int64_t kGaveUpLongAgoNs = 1'000'000'000;
 
+/// What a failed call is known by: its sequence and collective, never 0.
+uint64_t failedCallWord(const PeerStatus& call) {
+  return (call.sequence + 1) << 8 | (call.collective & 0xff);
+}
+
 int64_t steadyNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -126,15 +131,20 @@ StatusScope::~StatusScope() {
   if (status_ == nullptr) return;
   if (comm_.callStatus.failed) {
     status_->failedAtNs.store(steadyNs(), std::memory_order_relaxed);
-    status_->failedCall.store(comm_.callStatus.sequence + 1, std::memory_order_release);
+    status_->failedCall.store(failedCallWord(comm_.callStatus), std::memory_order_release);
   }
   status_->sequence.store(comm_.collectiveCount, std::memory_order_relaxed);
   status_->busy.store(0, std::memory_order_release);
 }
 
 void checkLocalPeersGaveUp(Comm& comm) {
-  if (!comm.shm || !comm.callStatus.busy) return;
-  const uint64_t mine = comm.callStatus.sequence + 1;
+  // Send/receive groups do not advance the sequence, so two of them cannot
+  // be told apart; and only some ranks take part in them.
+  const auto kind = static_cast<Collective>(comm.callStatus.collective);
+  if (!comm.shm || !comm.callStatus.busy || kind == Collective::Send || kind == Collective::Recv) {
+    return;
+  }
+  const uint64_t mine = failedCallWord(comm.callStatus);
   for (int r = 0; r < comm.nranks; ++r) {
     if (r == comm.rank || !comm.shm->isMapped(r)) continue;
     const RankStatus& peer = comm.shm->headerOf(r).status;
@@ -160,7 +170,10 @@ void raiseFirstCause(Comm& comm, const Error& seen) {
     try {
       comm.bootstrap->checkPeers();
     } catch (const Error& cause) {
-      if (cause.code() == ErrorCode::Revoked) throw;
+      if (cause.code() == ErrorCode::Revoked) {
+        markRevoked(comm, comm.bootstrap->revokedBy());
+        throw;
+      }
       const std::string_view first = cause.what();
       if (cause.code() != ErrorCode::RemoteError ||
           std::string_view(seen.what()).find(first) != std::string_view::npos) {

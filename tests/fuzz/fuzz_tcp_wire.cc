@@ -20,14 +20,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // The MAC covers every field: a signed hello verifies, and changing the
       // rank or the nonce after signing breaks it.
       const loom::Digest key = loom::sha256("fuzz key", {});
-      hello.mac = hello.expectedMac(key);
-      FUZZ_CHECK(loom::sameBytes(hello.mac, hello.expectedMac(key)));
+      hello.mac = hello.expectedMac(key, 1, "10.0.0.1:4000");
+      FUZZ_CHECK(loom::sameBytes(hello.mac, hello.expectedMac(key, 1, "10.0.0.1:4000")));
+      FUZZ_CHECK(!loom::sameBytes(hello.mac, hello.expectedMac(key, 2, "10.0.0.1:4000")));
+      FUZZ_CHECK(!loom::sameBytes(hello.mac, hello.expectedMac(key, 1, "10.0.0.1:4001")));
       Hello forged = hello;
       forged.rank ^= 1;
-      FUZZ_CHECK(!loom::sameBytes(forged.mac, forged.expectedMac(key)));
+      FUZZ_CHECK(!loom::sameBytes(forged.mac, forged.expectedMac(key, 1, "10.0.0.1:4000")));
       forged = hello;
       forged.nonce[data[size - 1] % loom::tcp::kNonceBytes] ^= 0x80;
-      FUZZ_CHECK(!loom::sameBytes(forged.mac, forged.expectedMac(key)));
+      FUZZ_CHECK(!loom::sameBytes(forged.mac, forged.expectedMac(key, 1, "10.0.0.1:4000")));
     } else {
       FUZZ_CHECK(std::memcmp(data, Hello::kMagic, 8) != 0);
     }

@@ -350,6 +350,29 @@ TEST(Comm, RevokeEndsCallsEverywhereAndKeepsTheHandle) {
     EXPECT_EQ(async, loomRevoked);
   }
   EXPECT_EQ(loomCommRevoke(comms[1]), loomSuccess);  // a second revoke is harmless
+  // A revoked communicator can still be split (NCCL allows it), and the new
+  // one works.
+  loomComm_t fresh[kRanks] = {};
+  std::vector<std::thread> splitters;
+  std::vector<loomResult_t> splitRc(kRanks, loomInternalError);
+  for (int r = 0; r < kRanks; ++r) {
+    splitters.emplace_back([&, r] { splitRc[r] = loomCommSplit(comms[r], 0, r, &fresh[r]); });
+  }
+  for (auto& t : splitters) t.join();
+  for (int r = 0; r < kRanks; ++r) ASSERT_EQ(splitRc[r], loomSuccess) << r;
+  std::vector<std::thread> users;
+  std::vector<float> sums(kRanks, 0.0f);
+  for (int r = 0; r < kRanks; ++r) {
+    users.emplace_back([&, r] {
+      sums[r] = 1.0f;
+      loomAllReduce(&sums[r], &sums[r], 1, loomFloat32, loomSum, fresh[r], nullptr);
+    });
+  }
+  for (auto& t : users) t.join();
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(sums[r], 2.0f);
+    EXPECT_EQ(loomCommDestroy(fresh[r]), loomSuccess);
+  }
   EXPECT_EQ(loomCommDestroy(comms[0]), loomSuccess);
   EXPECT_EQ(loomCommDestroy(comms[1]), loomSuccess);
   EXPECT_EQ(loomCommRevoke(nullptr), loomInvalidArgument);

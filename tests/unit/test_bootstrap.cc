@@ -242,6 +242,21 @@ TEST(BootstrapLiveness, RevokeIsAnnouncedToEveryRankAndRoundsStillComplete) {
   for (int r = 0; r < 3; ++r) EXPECT_EQ(gathered[r], (std::vector<std::string>{"0", "1", "2"}));
 }
 
+TEST(BootstrapLiveness, RevokerLeavingWithoutGoodbyeIsStillARevoke) {
+  const UniqueId id = loopbackServer();
+  auto boots = joinAll(id, 3);
+  boots[1]->revoke();
+  boots[1].reset();  // destroyed without leave(), as a revoked communicator is
+  for (int r : {0, 2}) {
+    ErrorCode code = ErrorCode::InternalError;
+    std::string error;
+    // Keep reading until the disconnect has arrived too: the answer stays the revoke.
+    for (int i = 0; i < 3; ++i) error = pollPeers(*boots[r], 3s, &code).first;
+    EXPECT_EQ(code, ErrorCode::Revoked) << error;
+    EXPECT_NE(error.find("rank 1 revoked"), std::string::npos) << error;
+  }
+}
+
 TEST(BootstrapLiveness, DeadRankIsNamedByCheckPeersWithinMilliseconds) {
   const UniqueId id = loopbackServer();
   auto boots = joinAll(id, 4);

@@ -183,11 +183,15 @@ TEST_F(LaunchEnvTest, Slurm) {
 TEST_F(LaunchEnvTest, Pmi) {
   set("PMI_RANK", "0");
   set("PMI_SIZE", "2");
-  set("PMI_ID", "job9");
+  set("PMI_ID", "0");  // per process under some PMI launchers: no job key
+  const LaunchEnv anonymous = detectLaunchEnv();
+  EXPECT_EQ(anonymous.launcher, "pmi");
+  EXPECT_EQ(anonymous.worldSize, 2);
+  EXPECT_FALSE(anonymous.jobKeyShared);
+  set("PMI_KVSNAME", "kvs_9");
   const LaunchEnv env = detectLaunchEnv();
-  EXPECT_EQ(env.launcher, "pmi");
-  EXPECT_EQ(env.worldSize, 2);
-  EXPECT_EQ(env.jobKey, "job9");
+  EXPECT_EQ(env.jobKey, "kvs_9");
+  EXPECT_TRUE(env.jobKeyShared);
 }
 
 TEST_F(LaunchEnvTest, PriorityLoomrunOverMpiOverSlurm) {

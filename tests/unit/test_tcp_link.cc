@@ -178,8 +178,9 @@ TEST(TcpLink, WrongKeyIsRefused) {
   EXPECT_NE(errors[1].find("timed out waiting for ranks 0"), std::string::npos) << errors[1];
 }
 
-// A hello as rank 0 would send it to rank 1: key-proved, fresh nonce.
-std::string signedHello(const LinkCredentials& credentials, const TcpConfig& config) {
+// A hello as rank 0 would send it to rank 1 at `to`: key-proved, fresh nonce.
+std::string signedHello(const LinkCredentials& credentials, const TcpConfig& config,
+                        const std::string& to) {
   tcp::Hello hello{credentials.commTag,
                    0,
                    0,
@@ -187,7 +188,7 @@ std::string signedHello(const LinkCredentials& credentials, const TcpConfig& con
                    static_cast<uint16_t>(config.channels),
                    static_cast<uint32_t>(config.slotBytes),
                    randomArray<tcp::kNonceBytes>()};
-  hello.mac = hello.expectedMac(credentials.key);
+  hello.mac = hello.expectedMac(credentials.key, 1, to);
   std::string bytes(tcp::Hello::kBytes, '\0');
   hello.encode(reinterpret_cast<uint8_t*>(bytes.data()));
   return bytes;
@@ -232,7 +233,7 @@ TEST(TcpLink, ReplayedHelloIsRefused) {
   config.socketsPerPeer = 1;
   TcpListener listener("127.0.0.1");
   const LinkCredentials credentials{9, sharedTestKey()};
-  const std::string hello = signedHello(credentials, config);
+  const std::string hello = signedHello(credentials, config, listener.address());
   const auto [firstError, firstAcked] = acceptRawHello(listener, credentials, config, hello);
   EXPECT_EQ(firstError, "");
   EXPECT_TRUE(firstAcked) << "the acceptor's ack must prove the key";
@@ -241,10 +242,17 @@ TEST(TcpLink, ReplayedHelloIsRefused) {
   EXPECT_FALSE(replayAcked);
   EXPECT_NE(replayError.find("timed out waiting for ranks 0"), std::string::npos) << replayError;
   // A fresh hello from the same rank is still welcome.
-  const auto [freshError, freshAcked] =
-      acceptRawHello(listener, credentials, config, signedHello(credentials, config));
+  const auto [freshError, freshAcked] = acceptRawHello(
+      listener, credentials, config, signedHello(credentials, config, listener.address()));
   EXPECT_EQ(freshError, "");
   EXPECT_TRUE(freshAcked);
+  // A hello made for another listener (another communicator of the same job
+  // has the same key) is refused here even with a fresh nonce.
+  TcpListener other("127.0.0.1");
+  const auto [strayError, strayAcked] = acceptRawHello(
+      listener, credentials, config, signedHello(credentials, config, other.address()));
+  EXPECT_FALSE(strayAcked);
+  EXPECT_NE(strayError.find("timed out waiting for ranks 0"), std::string::npos) << strayError;
 }
 
 TEST(TcpLink, InvalidPeersAndConfigRejected) {

@@ -103,7 +103,9 @@ void acceptLowerPeers(TcpListener& listener, int myRank, const LinkCredentials& 
         why = "not a Loom tcp hello";
       } else if (hello.commTag != commTag) {
         why = fmt::format("communicator tag {:016x}, expected {:016x}", hello.commTag, commTag);
-      } else if (!sameBytes(hello.mac, hello.expectedMac(credentials.key))) {
+      } else if (!sameBytes(hello.mac,
+                            hello.expectedMac(credentials.key, static_cast<uint32_t>(myRank),
+                                              listener.address()))) {
         why = fmt::format("rank {}'s hello does not prove the communicator's key", hello.rank);
       } else if (!listener.firstUse(hello.nonce)) {
         why = fmt::format("rank {}'s hello is a replay (its nonce was used before)", hello.rank);
@@ -165,7 +167,7 @@ std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int my
                       static_cast<uint16_t>(config.channels),
                       static_cast<uint32_t>(config.slotBytes),
                       randomArray<tcp::kNonceBytes>()};
-      mine.mac = mine.expectedMac(credentials.key);
+      mine.mac = mine.expectedMac(credentials.key, static_cast<uint32_t>(p), peerAddresses[p]);
       sentNonces[p].push_back(mine.nonce);
       uint8_t hello[tcp::Hello::kBytes];
       mine.encode(hello);

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 #include "core/keyed_hash.h"
 #include "core/wire.h"
@@ -24,8 +25,10 @@ using Nonce = std::array<uint8_t, kNonceBytes>;
 /// Connector -> acceptor, on every socket to a peer. A peer pair has
 /// `channels` links of `socketsPerLink` sockets each; socketIndex counts them
 /// all, channel by channel. The nonce is fresh per socket and the MAC, keyed
-/// with the communicator's link key, covers every byte before it: the
-/// acceptor refuses a stranger, and (remembering nonces) a replayed hello.
+/// with the communicator's link key, covers every byte before it and the
+/// acceptor it is meant for (rank and listening address): the acceptor
+/// refuses a stranger, a hello meant for another listener, and (remembering
+/// nonces) a replayed one.
 struct Hello {
   static constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'T', 'C', 'P', '3'};
   static constexpr size_t kSignedBytes = 48;
@@ -57,10 +60,13 @@ struct Hello {
     std::memcpy(mac.data(), in + kSignedBytes, mac.size());
     return true;
   }
-  Digest expectedMac(const Digest& key) const {
-    uint8_t bytes[kSignedBytes];
+  Digest expectedMac(const Digest& key, uint32_t toRank, std::string_view toAddress) const {
+    uint8_t bytes[kSignedBytes + 4];
     encodeSigned(bytes);
-    return hmacSha256(key, "loom tcp hello", {bytes});
+    putU32(bytes + kSignedBytes, toRank);
+    return hmacSha256(
+        key, "loom tcp hello",
+        {bytes, {reinterpret_cast<const uint8_t*>(toAddress.data()), toAddress.size()}});
   }
 
  private:
