@@ -172,7 +172,9 @@ loomResult_t loomCommAbort(loomComm_t comm);
 /// or freeing anything; twice is harmless. `comm` stays valid until
 /// loomCommDestroy or loomCommAbort, which then do not wait for the peers.
 loomResult_t loomCommRevoke(loomComm_t comm);
-/// loomSuccess, or the error that broke the comm asynchronously (dead peer...).
+/// loomSuccess, or the error that broke the comm asynchronously (dead peer...);
+/// for a revoked comm loomInProgress while a call of this rank is still
+/// returning, then loomRevoked.
 loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError);
 loomResult_t loomCommCount(const loomComm_t comm, int* count);
 

@@ -83,8 +83,8 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
     loomResult_t result = loomSuccess;
     check(loomCommGetAsyncError(c.loom, &result));
     // NCCL: a revoked communicator reads ncclSuccess once quiescent, so that
-    // destroy, split and shrink may proceed. Loom's revoke ends calls within
-    // milliseconds and leaves nothing running.
+    // destroy, split and shrink may proceed; until then loomInProgress, which
+    // maps to ncclInProgress.
     *asyncError = result == loomRevoked ? ncclSuccess : loom_nccl::fromLoom(result);
   });
 }
