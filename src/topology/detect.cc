@@ -63,7 +63,9 @@ class HostAssembler {
       Node gpu = member(NodeKind::Gpu, fmt::format("{}/gpu{}", kHostId, i));
       gpu.name = gpus[i].name;
       gpu.busId = gpus[i].busId;
-      gpuByBus[gpu.busId] = attachPci(std::move(gpu));
+      // The right side of `=` runs first (C++17), so the key must not come
+      // from the node it moves.
+      gpuByBus[gpus[i].busId] = attachPci(std::move(gpu));
     }
     // lanes and version per (gpu, peer); each GPU-GPU link is reported by both
     // ends, so it is counted from the lower node index only.
@@ -192,13 +194,14 @@ class HostAssembler {
   std::map<std::string, int> byId_;
 };
 
-Topology detectThisHost(std::vector<std::string>& notes) {
+}  // namespace
+
+Topology detect::assembleThisHost(const GpuScan& gpus, const NicScan& nics,
+                                  std::vector<std::string>& notes) {
   const detect::HwlocReader hwloc;
   notes.push_back(hwloc.summary());
   std::vector<detect::CpuInfo> cpus = hwloc.cpus();
   if (cpus.empty()) raise(ErrorCode::SystemError, "hwloc reports no NUMA node on this host");
-  detect::GpuScan gpus = detect::scanGpus();
-  detect::NicScan nics = detect::scanNics();
   notes.insert(notes.end(), gpus.notes.begin(), gpus.notes.end());
   notes.insert(notes.end(), nics.notes.begin(), nics.notes.end());
 
@@ -214,8 +217,6 @@ Topology detectThisHost(std::vector<std::string>& notes) {
   return topology;
 }
 
-}  // namespace
-
 Topology detectTopology(DetectReport* report) {
   std::vector<std::string> notes;
   Topology topology;
@@ -223,7 +224,7 @@ Topology detectTopology(DetectReport* report) {
     topology = loadTopologyFile(*file);
     notes.push_back(fmt::format("LOOM_TOPO_FILE={}: loaded; detection skipped", *file));
   } else {
-    topology = detectThisHost(notes);
+    topology = detect::assembleThisHost(detect::scanGpus(), detect::scanNics(), notes);
   }
   for (const std::string& note : notes) LOOM_INFO("topology: {}", note);
   if (report != nullptr) report->notes = std::move(notes);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "topology/graph.h"
+
 struct hwloc_topology;
 
 namespace loom::topo::detect {
@@ -91,6 +93,11 @@ struct NicScan {
   std::vector<std::string> notes;
 };
 NicScan scanNics();
+
+/// This host's graph: hwloc's cpus and PCIe trees with `gpus` and `nics`
+/// placed in them (what NVML and sysfs found, or what a test made up).
+Topology assembleThisHost(const GpuScan& gpus, const NicScan& nics,
+                          std::vector<std::string>& notes);
 
 // --- sysfs helpers (detect_sysfs.cc) ---------------------------------------
 

@@ -275,7 +275,7 @@ int Topology::addNode(Node node) {
 }
 
 int Topology::addLink(Link link) {
-  links.push_back(link);
+  links.push_back(std::move(link));
   return static_cast<int>(links.size()) - 1;
 }
 

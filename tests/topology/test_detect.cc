@@ -99,6 +99,32 @@ TEST(Detect, SaysSoWhenThereIsNoGpuOrRdmaNic) {
   }
 }
 
+TEST(Detect, GpusFoundByNvmlAreJoinedByTheirNvlinks) {
+  // Two GPUs (bus ids no hwloc here knows, so they hang under a cpu) with two
+  // NVLink 4 links to each other, as NVML would report them from both ends.
+  detect::GpuScan gpus;
+  gpus.gpus.push_back({"0000:1b:00.0", "H100", {}});
+  gpus.gpus.push_back({"0000:1c:00.0", "H100", {}});
+  for (int link = 0; link < 2; ++link) {
+    gpus.gpus[0].nvlinks.push_back({"0000:1c:00.0", false, 4});
+    gpus.gpus[1].nvlinks.push_back({"0000:1b:00.0", false, 4});
+  }
+  std::vector<std::string> notes;
+  const Topology t = detect::assembleThisHost(gpus, detect::NicScan{}, notes);
+  const auto ids = t.nodesOfKind(NodeKind::Gpu);
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_EQ(t.nodes[ids[0]].busId, "0000:1b:00.0");
+  int nvlinks = 0;
+  for (const Link& l : t.links) {
+    if (l.kind != LinkKind::NvLink) continue;
+    ++nvlinks;
+    EXPECT_EQ(l.lanes, 2);  // counted once, from the lower index
+    EXPECT_EQ(l.generation, 4);
+    EXPECT_TRUE((l.a == ids[0] && l.b == ids[1]) || (l.a == ids[1] && l.b == ids[0]));
+  }
+  EXPECT_EQ(nvlinks, 1);
+}
+
 TEST(Detect, TopoFileReplacesDetection) {
   const std::string file = std::string(LOOM_TOPO_DATA_DIR) + "/dgx1-v100.xml";
   ScopedEnv useFile("LOOM_TOPO_FILE", file.c_str());
