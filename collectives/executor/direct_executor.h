@@ -34,8 +34,7 @@ inline constexpr size_t kSingleCopyBlockBytes = size_t{128} << 10;
 
 /// What every direct round carries so that ranks in different calls notice
 /// instead of mixing their data: a fingerprint of the call; never 0.
-uint64_t callFingerprint(Collective collective, size_t count, DataType type, ReduceOp op,
-                         int root);
+uint64_t callFingerprint(Collective collective, size_t count, DataType type, ReduceOp op, int root);
 
 /// A peer published this round for a different call (collective, count,
 /// type, op or root differ, or it took another path). InvalidUsage; the

@@ -6,14 +6,6 @@
 #include "core/wire.h"
 
 namespace loom {
-namespace {
-
-std::span<const uint8_t> bytesOf(const std::string& text) {
-  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
-}
-
-}  // namespace
-
 std::array<uint8_t, 16> randomSecret() { return randomArray<16>(); }
 
 std::array<uint8_t, 16> derivedSecret(const std::string& text) {

@@ -23,10 +23,6 @@ std::array<uint8_t, 16> splitSecret(const UniqueId& parent, std::span<const uint
   return secret;
 }
 
-std::span<const uint8_t> bytesOf(std::string_view text) {
-  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
-}
-
 }  // namespace
 
 std::unique_ptr<Comm> splitComm(Comm& parent, int color, int key) {

@@ -86,7 +86,8 @@ topo::Topology communicatorTopology(const std::vector<int>& hostOfRank, double n
     nic.host = hostIndex;
     const int nicIndex = t.addNode(nic);
     t.addLink({cpuIndex, hostIndex, topo::LinkKind::Host, 0.0, 0.0, 1, 0, {}});
-    t.addLink({cpuIndex, nicIndex, topo::LinkKind::Pcie, topo::pcieBandwidth(3, 16), 0.5, 16, 3, {}});
+    t.addLink(
+        {cpuIndex, nicIndex, topo::LinkKind::Pcie, topo::pcieBandwidth(3, 16), 0.5, 16, 3, {}});
     t.addLink({nicIndex, net, topo::LinkKind::Net, nicGBps, kTcpLatencyMicros, 1, 0, {}});
     cpuOfHost[host] = cpuIndex;
   }

@@ -21,6 +21,11 @@ Digest sha256(std::string_view label, std::span<const uint8_t> data);
 Digest hmacSha256(std::span<const uint8_t> key, std::string_view label,
                   std::initializer_list<std::span<const uint8_t>> message);
 
+/// The bytes of `text`, for hashing it.
+inline std::span<const uint8_t> bytesOf(std::string_view text) {
+  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
+}
+
 /// Equal contents, in time that does not depend on where they differ.
 bool sameBytes(std::span<const uint8_t> a, std::span<const uint8_t> b);
 

@@ -11,7 +11,7 @@
 namespace loom::topo {
 namespace {
 
-constexpr std::array<const char*, 9> kPathClassNames = {"X",   "NVL",  "PIX", "PXB", "PHB",
+constexpr std::array<const char*, 9> kPathClassNames = {"X",    "NVL", "PIX", "PXB", "PHB",
                                                         "NODE", "SYS", "NET", "-"};
 
 // Which links a route may take. Two endpoints of one host talk inside it, so

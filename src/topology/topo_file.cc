@@ -230,9 +230,8 @@ class Parser {
   }
 
   void readLink(const pugi::xml_node& e) {
-    checkAttributes(
-        e, {kLinkA, kLinkB, kKindAttr, kBandwidthAttr, kLatencyAttr, kLanesAttr, kGenerationAttr,
-            kBridgeAttr});
+    checkAttributes(e, {kLinkA, kLinkB, kKindAttr, kBandwidthAttr, kLatencyAttr, kLanesAttr,
+                        kGenerationAttr, kBridgeAttr});
     Link link;
     link.a = resolve(e, kLinkA);
     link.b = resolve(e, kLinkB);

@@ -419,4 +419,14 @@ ScopedEnv::~ScopedEnv() {
   }
 }
 
+TimedCall timedAllReduce(loomComm_t comm, std::vector<float>& values) {
+  TimedCall call;
+  const auto start = std::chrono::steady_clock::now();
+  call.rc = loomAllReduce(values.data(), values.data(), values.size(), loomFloat32, loomSum, comm,
+                          nullptr);
+  call.took = std::chrono::steady_clock::now() - start;
+  if (call.rc != loomSuccess) call.message = loomGetLastError(comm);
+  return call;
+}
+
 }  // namespace loomtest

@@ -9,6 +9,7 @@
 #ifndef LOOM_TESTS_MULTIPROC_HARNESS_H_
 #define LOOM_TESTS_MULTIPROC_HARNESS_H_
 
+#include <chrono>
 #include <functional>
 #include <initializer_list>
 #include <optional>
@@ -62,6 +63,14 @@ std::vector<RankResult> runRanks(const RunOptions& options, const RankBody& body
 
 /// "" if every rank passed, else one line per failing rank.
 std::string failures(const std::vector<RankResult>& results);
+
+/// An in-place float sum all-reduce of `values`, timed, with its error message.
+struct TimedCall {
+  loomResult_t rc = loomSuccess;
+  std::string message;  ///< loomGetLastError when rc is not loomSuccess
+  std::chrono::steady_clock::duration took{};
+};
+TimedCall timedAllReduce(loomComm_t comm, std::vector<float>& values);
 
 /// "" if every rank's report equals rank 0's, else which rank differs.
 std::string reportMismatch(const std::vector<RankResult>& results);

@@ -68,20 +68,19 @@ TEST_P(CallMismatch, EveryRankFailsNamingBothCalls) {
   EXPECT_EQ(failures(results), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shm, CallMismatch,
-    ::testing::Values(
-        // The reported case: one round each, reduced from the arenas.
-        MismatchCase{"counts", {{256}, {512}, {768}}},
-        MismatchCase{"counts", {{256}, {512}, {768}}, Launch::Processes},
-        // One rank in the cache-line path, the others in the arena path.
-        MismatchCase{"small_against_arena", {{2}, {1024}, {1024}}},
-        // Same bytes, different meaning: only the fingerprint can tell.
-        MismatchCase{"op", {{4}, {4, loomFloat32, loomMax}}},
-        MismatchCase{"type", {{64}, {64, loomInt32}, {64}}},
-        // Many rounds, or single-copy: the first round already differs.
-        MismatchCase{"large_counts", {{1 << 20}, {2 << 20}, {3 << 20}}}),
-    caseName);
+INSTANTIATE_TEST_SUITE_P(Shm, CallMismatch,
+                         ::testing::Values(
+                             // The reported case: one round each, reduced from the arenas.
+                             MismatchCase{"counts", {{256}, {512}, {768}}},
+                             MismatchCase{"counts", {{256}, {512}, {768}}, Launch::Processes},
+                             // One rank in the cache-line path, the others in the arena path.
+                             MismatchCase{"small_against_arena", {{2}, {1024}, {1024}}},
+                             // Same bytes, different meaning: only the fingerprint can tell.
+                             MismatchCase{"op", {{4}, {4, loomFloat32, loomMax}}},
+                             MismatchCase{"type", {{64}, {64, loomInt32}, {64}}},
+                             // Many rounds, or single-copy: the first round already differs.
+                             MismatchCase{"large_counts", {{1 << 20}, {2 << 20}, {3 << 20}}}),
+                         caseName);
 
 }  // namespace
 }  // namespace loomtest

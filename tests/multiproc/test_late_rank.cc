@@ -16,8 +16,6 @@
 namespace loomtest {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 TEST(LateRank, LearnsAtOnceThatItsPeersGaveUp) {
   RunOptions options;
   options.launch = Launch::Processes;
@@ -27,11 +25,7 @@ TEST(LateRank, LearnsAtOnceThatItsPeersGaveUp) {
     RankOutcome out;
     std::vector<float> v(4096, 1.0f);
     if (rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(3500));
-    const auto start = Clock::now();
-    const loomResult_t rc =
-        loomAllReduce(v.data(), v.data(), v.size(), loomFloat32, loomSum, comm, nullptr);
-    const auto took = Clock::now() - start;
-    const std::string message = rc == loomSuccess ? "" : loomGetLastError(comm);
+    const auto [rc, message, took] = timedAllReduce(comm, v);
     if (rc != loomRemoteError) {
       out.error = "returned " + std::to_string(rc) + ": " + message;
     } else if (rank == 2) {

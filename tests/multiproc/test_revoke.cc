@@ -14,8 +14,6 @@
 namespace loomtest {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 class Revoke : public ::testing::TestWithParam<Launch> {};
 
 TEST_P(Revoke, ReachesEveryRankWithinASecond) {
@@ -30,11 +28,7 @@ TEST_P(Revoke, ReachesEveryRankWithinASecond) {
       std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the others are waiting
       if (loomCommRevoke(comm) != loomSuccess) out.error = "revoke failed";
     } else {
-      const auto start = Clock::now();
-      const loomResult_t rc =
-          loomAllReduce(v.data(), v.data(), v.size(), loomFloat32, loomSum, comm, nullptr);
-      const auto took = Clock::now() - start;
-      const std::string message = rc == loomSuccess ? "" : loomGetLastError(comm);
+      const auto [rc, message, took] = timedAllReduce(comm, v);
       if (rc != loomRevoked) {
         out.error = "the waiting call returned " + std::to_string(rc) + ": " + message;
       } else if (message.find("rank 1 revoked") == std::string::npos) {

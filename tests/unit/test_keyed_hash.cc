@@ -23,10 +23,6 @@ std::string hex(const Digest& digest) {
   return text;
 }
 
-std::span<const uint8_t> bytesOf(std::string_view text) {
-  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
-}
-
 TEST(KeyedHash, Sha256MatchesFips180Vectors) {
   EXPECT_EQ(hex(sha256("abc", {})),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");

@@ -64,9 +64,7 @@ struct Hello {
     uint8_t bytes[kSignedBytes + 4];
     encodeSigned(bytes);
     putU32(bytes + kSignedBytes, toRank);
-    return hmacSha256(
-        key, "loom tcp hello",
-        {bytes, {reinterpret_cast<const uint8_t*>(toAddress.data()), toAddress.size()}});
+    return hmacSha256(key, "loom tcp hello", {bytes, bytesOf(toAddress)});
   }
 
  private:
