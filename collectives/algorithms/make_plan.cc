@@ -61,11 +61,10 @@ bool algorithmSupports(Algorithm algorithm, Collective collective) {
              collective == Collective::Recv;
     case Algorithm::Star:
       return collective == Collective::Gather || collective == Collective::Scatter;
-    case Algorithm::Direct:
-      return false;  // runs on a shared arena, not as steps
-    case Algorithm::Hierarchical:
+    case Algorithm::Direct:        // runs on a shared arena, not as steps
+    case Algorithm::Hierarchical:  // these two run as phases (hierarchical.cc), not as one plan
     case Algorithm::HostTree:
-      return false;  // run as phases (hierarchical.cc), not as one plan
+      return false;
   }
   return false;
 }

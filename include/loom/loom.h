@@ -117,6 +117,9 @@ loomResult_t loomErrorFeedbackDestroy(loomErrorFeedback_t feedback);
 
 /// Passing this as `color` to loomCommSplit leaves the rank out of every new comm.
 #define LOOM_SPLIT_NOCOLOR (-1)
+/// loomCommShrink flags.
+#define LOOM_SHRINK_DEFAULT 0x00 /* shrink; calls in progress run on */
+#define LOOM_SHRINK_ABORT 0x01   /* first revoke the parent, so calls in progress end */
 
 /// Returns LOOM_VERSION_CODE of the library actually loaded.
 loomResult_t loomGetVersion(int* version);
@@ -160,6 +163,28 @@ loomResult_t loomCommInitFromEnv(loomComm_t* comm);
 /// Collective over `comm`: ranks with equal `color` form a new communicator,
 /// ordered by `key` then by old rank. LOOM_SPLIT_NOCOLOR yields *newcomm = NULL.
 loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newcomm);
+/// Run by the survivors after a failure (docs/reliability.md, "Shrink"): they
+/// agree, through the rendezvous, on which ranks are out, and form a new
+/// communicator over the others, renumbered in their old order. Out are the
+/// ranks any caller lists in `excludeRanks` (may be NULL when `excludeCount`
+/// is 0), the ranks whose process died or that destroyed `comm`, and ranks
+/// that do not call it within one timeout of the first caller. A caller that
+/// finds itself out gets loomInvalidUsage. `comm` stays valid (destroy it after);
+/// LOOM_SHRINK_ABORT revokes it first. Needs the rendezvous alive: it runs in
+/// loomrun, or in the process that created the unique id.
+loomResult_t loomCommShrink(loomComm_t comm, const int* excludeRanks, int excludeCount,
+                            loomComm_t* newcomm, int flags);
+/// Growing a communicator (docs/reliability.md, "Grow"), e.g. back to full
+/// size after a shrink, in NCCL's shape. One member of `comm` calls
+/// loomCommGetUniqueId, which starts the rendezvous of the grown communicator,
+/// and hands *id to the new ranks by any means (it holds the secret that lets
+/// them in). Then every member calls loomCommGrow(comm, nranks, NULL, -1,
+/// &newcomm) and keeps its rank, and every new rank calls loomCommGrow(NULL,
+/// nranks, &id, rank, &newcomm) with rank in [old size, nranks). `comm` stays
+/// valid. On members `id` and `rank` are not read.
+loomResult_t loomCommGetUniqueId(loomComm_t comm, loomUniqueId* id);
+loomResult_t loomCommGrow(loomComm_t comm, int nranks, const loomUniqueId* id, int rank,
+                          loomComm_t* newcomm);
 /// Frees the communicator. Must not race with calls on the same comm.
 loomResult_t loomCommDestroy(loomComm_t comm);
 /// Marks `comm` aborted, wakes every call waiting on it (they return

@@ -65,7 +65,7 @@ constexpr loomDataType_t dataTypeOf() {
 class Group {
  public:
   Group() { check(loomGroupStart()); }
-  ~Group() noexcept(false) { check(loomGroupEnd()); }
+  ~Group() noexcept(false) { check(loomGroupEnd()); }  // NOLINT(bugprone-exception-escape)
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
 };
@@ -91,6 +91,7 @@ class Comm {
     std::vector<loomComm_t> raw(static_cast<size_t>(n));
     check(loomCommInitAll(raw.data(), n, nullptr));
     std::vector<Comm> comms;
+    comms.reserve(raw.size());
     for (loomComm_t c : raw) comms.emplace_back(c);
     return comms;
   }
@@ -122,6 +123,33 @@ class Comm {
   Comm split(int color, int key) const {
     loomComm_t raw = nullptr;
     check(loomCommSplit(comm_, color, key, &raw));
+    return Comm(raw);
+  }
+  /// Every live rank's calls on this communicator return loomRevoked.
+  void revoke() const { check(loomCommRevoke(comm_)); }
+  /// The survivors' communicator (loomCommShrink): `exclude` plus the ranks
+  /// that died, left or stayed silent are out; the others are renumbered in order.
+  Comm shrink(std::span<const int> exclude = {}, int flags = LOOM_SHRINK_DEFAULT) const {
+    loomComm_t raw = nullptr;
+    check(loomCommShrink(comm_, exclude.data(), static_cast<int>(exclude.size()), &raw, flags));
+    return Comm(raw);
+  }
+  /// On one member: the id new ranks grow this communicator with (loomCommGetUniqueId).
+  loomUniqueId growId() const {
+    loomUniqueId id;
+    check(loomCommGetUniqueId(comm_, &id));
+    return id;
+  }
+  /// On every member: this communicator with new ranks above its own (loomCommGrow).
+  Comm grow(int nranks) const {
+    loomComm_t raw = nullptr;
+    check(loomCommGrow(comm_, nranks, nullptr, -1, &raw));
+    return Comm(raw);
+  }
+  /// On a new rank: joins the grown communicator as `rank` through `id`.
+  static Comm joinGrown(int nranks, const loomUniqueId& id, int rank) {
+    loomComm_t raw = nullptr;
+    check(loomCommGrow(nullptr, nranks, &id, rank, &raw));
     return Comm(raw);
   }
 

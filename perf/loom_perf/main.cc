@@ -71,6 +71,7 @@ int64_t runThreads(const perf::RunConfig& cfg, int threads) {
   }
   std::vector<int64_t> wrong(threads, 0);
   std::vector<std::thread> workers;
+  workers.reserve(static_cast<size_t>(threads));
   const std::string launch = "1 process x " + std::to_string(threads) + " threads";
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
@@ -105,7 +106,8 @@ int64_t runProcess(const perf::RunConfig& cfg) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// Only CLI11's option setup can throw out of main: a programming error, found at once.
+int main(int argc, char** argv) {      // NOLINT(bugprone-exception-escape)
   loom::debug::dumpStacksOnSigquit();  // kill -QUIT prints every thread's stack
   CLI::App app{"loom_perf: nccl-tests-style tables for Loom collectives"};
   perf::PerfOptions options;

@@ -6,7 +6,8 @@
 #include "../common/options.h"
 #include "mpi_backend.h"
 
-int main(int argc, char** argv) {
+// Only CLI11's option setup can throw out of main: a programming error, found at once.
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   CLI::App app{"mpi_perf: nccl-tests-style table for MPI collectives"};
   perf::PerfOptions options;
   app.add_option("collective", options.collective,

@@ -98,7 +98,7 @@ int soakRank(loomComm_t comm, const Options& o) {
       const double s = secondsSince(t0);
       std::printf(
           "loom_soak: %3llu%% %llu/%llu ops, %.1f s, %.0f ops/s, %.2f GB moved, RSS %.1f MiB\n",
-          static_cast<unsigned long long>(nextReport * 10), static_cast<unsigned long long>(i + 1),
+          static_cast<unsigned long long>(nextReport) * 10, static_cast<unsigned long long>(i) + 1,
           static_cast<unsigned long long>(o.ops), s, static_cast<double>(i + 1) / s,
           static_cast<double>(bytes) / 1e9, static_cast<double>(soak::residentBytes()) / kMiB);
       std::fflush(stdout);
@@ -149,7 +149,8 @@ int soakRank(loomComm_t comm, const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// Only CLI11's option setup can throw out of main: a programming error, found at once.
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   Options o;
   CLI::App app{"loom_soak: randomly mixed collectives, every result checked"};
   app.add_option("--ops", o.ops, "operations to run")

@@ -333,6 +333,50 @@ loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newc
   });
 }
 
+loomResult_t loomCommShrink(loomComm_t comm, const int* excludeRanks, int excludeCount,
+                            loomComm_t* newcomm, int flags) {
+  return guarded("loomCommShrink", [&] {
+    requireOut(newcomm, "newcomm");
+    loom::Comm& parent = loom::checkedComm(comm);
+    if (excludeCount < 0 || (excludeCount > 0 && excludeRanks == nullptr)) {
+      loom::raise(ErrorCode::InvalidArgument, "excludeRanks={} with excludeCount={}",
+                  static_cast<const void*>(excludeRanks), excludeCount);
+    }
+    // Shrinking is what a revoked communicator is for.
+    const loom::ActiveCall active(parent, loom::ActiveCall::Revoked::Allowed);
+    *newcomm = loom::shrinkComm(parent, {excludeRanks, static_cast<size_t>(excludeCount)}, flags)
+                   .release();
+  });
+}
+
+loomResult_t loomCommGetUniqueId(loomComm_t comm, loomUniqueId* id) {
+  return guarded("loomCommGetUniqueId", [&] {
+    requireOut(id, "id");
+    loom::Comm& member = loom::checkedComm(comm);
+    const loom::ActiveCall active(member);
+    *id = loom::startGrowRendezvous(member).serialize();
+  });
+}
+
+loomResult_t loomCommGrow(loomComm_t comm, int nranks, const loomUniqueId* id, int rank,
+                          loomComm_t* newcomm) {
+  return guarded("loomCommGrow", [&] {
+    requireOut(newcomm, "newcomm");
+    if (comm == nullptr) {
+      // A new rank: it knows the grown communicator only by the id.
+      if (id == nullptr) {
+        loom::raise(ErrorCode::InvalidArgument,
+                    "a new rank (comm NULL) needs the id from loomCommGetUniqueId");
+      }
+      *newcomm = loom::joinGrownComm(loom::UniqueId::deserialize(*id), nranks, rank).release();
+      return;
+    }
+    loom::Comm& parent = loom::checkedComm(comm);
+    const loom::ActiveCall active(parent);
+    *newcomm = loom::growComm(parent, nranks).release();
+  });
+}
+
 loomResult_t loomCommDestroy(loomComm_t comm) {
   return guarded("loomCommDestroy", [&] {
     loom::Comm& c = loom::checkedComm(comm);

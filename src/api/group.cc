@@ -50,6 +50,7 @@ void groupEnd() {
   // Each comm counts the group as a call in flight, so loomCommAbort from
   // another thread waits for it instead of freeing the comm under it.
   std::vector<std::unique_ptr<ActiveCall>> active;
+  active.reserve(comms.size());
   for (Comm* comm : comms) active.push_back(std::make_unique<ActiveCall>(*comm));
   if (comms.size() == 1) {
     runOperations(*comms[0], batches[0]);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bootstrap/peer_status.h"
+#include "bootstrap/shrink_agreement.h"
 #include "bootstrap/unique_id.h"
 #include "core/deadline.h"
 
@@ -76,6 +77,12 @@ class Bootstrap {
   /// The rank whose revoke the server announced, or -1. checkPeers throws
   /// Error(Revoked) once it has read the announcement.
   virtual int revokedBy() const = 0;
+  /// Asks the server to shrink the communicator (shrink_agreement.h) and
+  /// waits for the verdict, which every asker of the round receives alike.
+  /// Works after a peer failure, which fails rounds but not this: errors the
+  /// server announced meanwhile are kept for later calls. Throws RemoteError
+  /// if the server is gone or does not answer by `deadline`.
+  virtual ShrinkVerdict agreeToShrink(const ShrinkRequest& request, Deadline deadline) = 0;
   /// Tells the server this rank leaves cleanly (communicator destroyed), so its
   /// disconnect is not reported to the others as a failure.
   virtual void leave() = 0;

@@ -246,6 +246,35 @@ class BootstrapClient final : public Bootstrap {
     }
   }
 
+  ShrinkVerdict agreeToShrink(const ShrinkRequest& request, Deadline deadline) override {
+    std::lock_guard lock(mu_);
+    if (left_) raise(ErrorCode::InvalidUsage, "rank {} shrinks after it left the bootstrap", rank_);
+    if (eof_) serverClosed();
+    const std::string bytes = message(MessageKind::Shrink, encodeShrinkRequest(request));
+    sendAll(sock_.fd(), bytes.data(), bytes.size(), deadline, abortFlag_, peerName());
+    for (;;) {
+      const Frame reply = waitFrame(deadline);
+      switch (reply.kind) {
+        case FrameKind::Agreed:
+          try {
+            return decodeShrinkVerdict(reply.payload, nranks_);
+          } catch (const Error& e) {
+            protocolError(e.what());
+          }
+        case FrameKind::Error:
+          // The failure that led to this shrink, most likely; rounds still fail with it.
+          remember(ErrorCode::RemoteError, reply.payload);
+          continue;
+        case FrameKind::Gather:
+        case FrameKind::States:
+          continue;  // the late answer to a round or query this rank gave up on
+        default:
+          protocolError(fmt::format("frame kind {} while waiting for a shrink verdict",
+                                    static_cast<uint32_t>(reply.kind)));
+      }
+    }
+  }
+
   void leave() override {
     std::lock_guard lock(mu_);
     if (left_) return;

@@ -49,6 +49,9 @@ std::optional<Frame> FrameParser::next() {
     case FrameKind::States:
       limit = maxStatesBytes_;
       break;
+    case FrameKind::Agreed:
+      limit = maxAgreedBytes_;
+      break;
     default:
       error_ = fmt::format("unknown frame kind {}", rawKind);
       throw Error(ErrorCode::RemoteError, error_);
@@ -109,6 +112,10 @@ std::optional<ClientMessage> MessageParser::next() {
     case MessageKind::Revoke:
       message.kind = ClientMessage::Kind::Revoke;
       limit = 0;
+      break;
+    case MessageKind::Shrink:
+      message.kind = ClientMessage::Kind::Shrink;
+      limit = kMaxShrinkBytes;
       break;
     default:
       error_ = fmt::format("unknown message kind {}", rawKind);

@@ -16,6 +16,7 @@
 
 #include "bootstrap/peer_status.h"
 #include "bootstrap/rendezvous_protocol.h"
+#include "bootstrap/shrink_agreement.h"
 
 namespace loom::rendezvous {
 
@@ -47,7 +48,8 @@ class FrameParser {
   /// (4 + kMaxBlobBytes), a States nranks x kReportBytes.
   explicit FrameParser(int nranks)
       : maxGatherBytes_(static_cast<uint64_t>(nranks) * (4 + kMaxBlobBytes)),
-        maxStatesBytes_(static_cast<uint64_t>(nranks) * kReportBytes) {}
+        maxStatesBytes_(static_cast<uint64_t>(nranks) * kReportBytes),
+        maxAgreedBytes_(kAgreedHeaderBytes + static_cast<uint64_t>(nranks) * 4) {}
 
   void feed(const void* data, size_t size) { queue_.append(data, size); }
   /// The next whole frame, or nullopt until more bytes arrive. Throws
@@ -61,18 +63,20 @@ class FrameParser {
   ByteQueue queue_;
   uint64_t maxGatherBytes_;
   uint64_t maxStatesBytes_;
+  uint64_t maxAgreedBytes_;
   std::string error_;
 };
 
 struct ClientMessage {
-  enum class Kind { Hello, Round, Leave, Status, Query, Revoke };
+  enum class Kind { Hello, Round, Leave, Status, Query, Revoke, Shrink };
   Kind kind = Kind::Hello;
   Hello hello;        // Kind::Hello
-  std::string blob;   // Kind::Round
+  std::string blob;   // Kind::Round; Kind::Shrink: the payload, which the
+                      // server decodes once it knows nranks
   PeerStatus status;  // Kind::Status
 };
 
-/// Decodes client -> server bytes: one hello, then Round/Leave/Status/Query messages.
+/// Decodes client -> server bytes: one hello, then the messages of MessageKind.
 class MessageParser {
  public:
   void feed(const void* data, size_t size) { queue_.append(data, size); }

@@ -20,6 +20,8 @@
 //              (sent only when a wait got slow, and when that call ends)
 //       Query  empty: asks for every rank's last Status
 //       Revoke empty: this rank revokes the communicator (loomCommRevoke)
+//       Shrink window-ms u32, count u32, count x rank u32: this rank asks to
+//              shrink the communicator without those ranks (shrink_agreement.h)
 //   server -> client  frame: kind u32, zero u32, length u64, payload
 //       Challenge (first, on accept): kNonceBytes
 //       Ok     (after hello, once all ranks joined): the server's proof,
@@ -39,6 +41,9 @@
 //              process may exit without cutting that message off
 //       Revoked rank u32: that rank revoked the communicator; sent once, to
 //              every rank, at any time (not an error: rounds still complete)
+//       Agreed (answers Shrink once the survivors agreed): port u32 of the
+//              survivors' new rendezvous (0: none), salt[16], count u32, count
+//              x rank u32: every rank out of the communicator, ascending
 //
 // Incremental decoders for both directions live in rendezvous_parser.h.
 #pragma once
@@ -79,8 +84,16 @@ enum class FrameKind : uint32_t {
   Left = 6,
   Challenge = 7,
   Revoked = 8,
+  Agreed = 9,
 };
-enum class MessageKind : uint32_t { Round = 1, Leave = 2, Status = 3, Query = 4, Revoke = 5 };
+enum class MessageKind : uint32_t {
+  Round = 1,
+  Leave = 2,
+  Status = 3,
+  Query = 4,
+  Revoke = 5,
+  Shrink = 6,
+};
 inline constexpr size_t kRevokedBytes = 4;
 
 using Nonce = std::array<uint8_t, kNonceBytes>;

@@ -9,7 +9,9 @@
 #include <cstring>
 #include <deque>
 
+#include "bootstrap/bootstrap.h"
 #include "bootstrap/rendezvous_parser.h"
+#include "bootstrap/secret.h"
 #include "core/deadline.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -70,6 +72,7 @@ RendezvousServer::RendezvousServer(Socket listener, std::array<uint8_t, 16> secr
                                    std::chrono::milliseconds joinTimeout)
     : listener_(std::move(listener)),
       address_(SocketAddress::local(listener_.fd()).toString()),
+      bindHost_(SocketAddress::local(listener_.fd()).host()),
       secret_(secret),
       job_(job),
       joinTimeout_(joinTimeout) {}
@@ -87,6 +90,7 @@ void RendezvousServer::run() {
       }
       if (allJoined_ && joined_ == 0) break;
       loopOnce();
+      decideShrinkIfReady();  // a round whose window passed
     }
   } catch (const std::exception& e) {
     LOOM_WARN("rendezvous {}: server stopped: {}", address_, e.what());
@@ -200,6 +204,9 @@ void RendezvousServer::readFrom(Client& c) {
         case ClientMessage::Kind::Revoke:
           onRevoke(c);
           break;
+        case ClientMessage::Kind::Shrink:
+          onShrink(c, message->blob);
+          break;
       }
     }
   }
@@ -253,6 +260,7 @@ void RendezvousServer::onHello(Client& c, const Hello& hello) {
   LOOM_TRACE("rendezvous {}: {} of {} joined from {}", address_, c.name(), nranks_, c.peer);
   if (joined_ == nranks_) {
     allJoined_ = true;
+    shrink_.emplace(nranks_);
     // No valid hello can come any more; stop listening and free the port.
     listener_.reset();
     LOOM_INFO("rendezvous {}: all {} ranks joined", address_, nranks_);
@@ -287,6 +295,10 @@ void RendezvousServer::onLeave(Client& c) {
     }
   }
   enqueue(c, std::make_shared<const std::string>(frame(FrameKind::Left, "")));
+  if (shrink_) {
+    shrink_->markGone(c.rank);
+    decideShrinkIfReady();
+  }
   // Before the set is complete a rank may still be replaced; nothing waits on it.
   if (!allJoined_ || !departed_.empty()) return;
   departed_ = fmt::format("{} already left the communicator", c.name());
@@ -345,6 +357,63 @@ void RendezvousServer::onRevoke(Client& c) {
       frame(FrameKind::Revoked, asText({payload, kRevokedBytes})));
   for (Client* member : byRank_) {
     if (member != nullptr && !member->left) enqueue(*member, revoked);
+  }
+}
+
+void RendezvousServer::onShrink(Client& c, std::string_view payload) {
+  if (!c.joined || !allJoined_) {
+    drop(c, "asked to shrink before all ranks joined", true);
+    return;
+  }
+  ShrinkRequest request;
+  try {
+    request = decodeShrinkRequest(payload, nranks_);
+  } catch (const Error& e) {
+    drop(c, fmt::format("sent a malformed shrink request and was disconnected: {}", e.what()),
+         true);
+    return;
+  }
+  if (shrink_->isOut(c.rank)) {
+    // Out of an earlier round (excluded, or silent through its window).
+    ShrinkVerdict verdict;
+    verdict.out = shrink_->outRanks();
+    enqueue(c, std::make_shared<const std::string>(
+                   frame(FrameKind::Agreed, encodeShrinkVerdict(verdict))));
+    return;
+  }
+  if (!shrink_->open()) LOOM_INFO("rendezvous {}: {} starts a shrink", address_, c.name());
+  shrink_->ask(c.rank, request, std::chrono::steady_clock::now());
+  decideShrinkIfReady();
+}
+
+void RendezvousServer::decideShrinkIfReady() {
+  if (!shrink_ || !shrink_->decided(std::chrono::steady_clock::now())) return;
+  ShrinkVerdict verdict;
+  const std::vector<int> askers = shrink_->close(&verdict.out);
+  verdict.salt = randomArray<kShrinkSaltBytes>();
+  if (shrink_->survivors() > 0) verdict.port = startSurvivorsRendezvous(verdict.salt);
+  LOOM_INFO("rendezvous {}: shrink agreed: {} of {} ranks stay, new rendezvous on port {}",
+            address_, shrink_->survivors(), nranks_, verdict.port);
+  const auto agreed =
+      std::make_shared<const std::string>(frame(FrameKind::Agreed, encodeShrinkVerdict(verdict)));
+  for (const int rank : askers) {
+    if (byRank_[rank] != nullptr && !byRank_[rank]->left) enqueue(*byRank_[rank], agreed);
+  }
+}
+
+/// The survivors' communicator gets its own rendezvous here, beside this one:
+/// where this server lives (loomrun, a launcher's process) survives the ranks.
+/// Returns its port, or 0 (the askers then report that no rendezvous started).
+uint16_t RendezvousServer::startSurvivorsRendezvous(const ShrinkSalt& salt) {
+  RendezvousOptions options;
+  options.bindHost = bindHost_;
+  options.secret = childSecret(secret_, kShrinkSecretLabel, salt);
+  options.job = childJob(secret_, kShrinkJobLabel, salt);
+  try {
+    return startRendezvous(options).port;
+  } catch (const Error& e) {
+    LOOM_WARN("rendezvous {}: cannot start the survivors' rendezvous: {}", address_, e.what());
+    return 0;
   }
 }
 
@@ -439,6 +508,11 @@ void RendezvousServer::drop(Client& c, const std::string& why, bool warn) {
   }
   byRank_[c.rank] = nullptr;
   --joined_;
+  if (shrink_) {
+    // It can no longer ask: a shrink under way stops waiting for it.
+    shrink_->markGone(c.rank);
+    decideShrinkIfReady();
+  }
   if (!allJoined_) {
     // Before the set is complete a rank may come back; forget it entirely.
     LOOM_WARN("rendezvous {}: {} left before all ranks joined: {}", address_, c.name(), why);

@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bootstrap/peer_status.h"
 #include "bootstrap/rendezvous_protocol.h"
+#include "bootstrap/shrink_agreement.h"
 #include "core/socket.h"
 
 namespace loom {
@@ -42,6 +44,9 @@ class RendezvousServer {
   void onStatus(Client& client, const PeerStatus& status);
   void onQuery(Client& client);
   void onRevoke(Client& client);
+  void onShrink(Client& client, std::string_view payload);
+  void decideShrinkIfReady();
+  uint16_t startSurvivorsRendezvous(const ShrinkSalt& salt);
   void answerWithError(Client& client, const std::string& message);
   void completeRoundIfReady();
   void refuse(Client& client, const std::string& message);
@@ -51,6 +56,7 @@ class RendezvousServer {
 
   Socket listener_;
   std::string address_;
+  std::string bindHost_;  // where a shrink's new rendezvous listens too
   std::array<uint8_t, 16> secret_;
   uint64_t job_;
   std::chrono::milliseconds joinTimeout_;
@@ -63,7 +69,8 @@ class RendezvousServer {
   std::string failure_;
   // Set when a rank left cleanly: later rounds cannot complete, so they fail.
   std::string departed_;
-  int revokedBy_ = -1;  // the first rank that revoked; told to every rank once
+  int revokedBy_ = -1;                     // the first rank that revoked; told to every rank once
+  std::optional<ShrinkAgreement> shrink_;  // once all ranks joined
 };
 
 }  // namespace loom

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -63,6 +64,10 @@ struct loomComm {
   std::unique_ptr<loom::Bootstrap> bootstrap;
   std::vector<loom::PeerInfo> peers;
   bool allLocal = true;  // every rank on this host, linked by shm
+  /// What this rank tells the other members in loomCommGrow, once it has
+  /// started the new ranks' rendezvous (loomCommGetUniqueId): salt, then the
+  /// id without its secret. Empty otherwise.
+  std::string growOffer;
 
   std::unique_ptr<loom::TcpListener> tcpListener;
   /// The UCX progress engine when LOOM_NET=ucx (links keep it alive too).
@@ -174,6 +179,15 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank,
                                const CommOverrides& overrides = {});
 /// Splits `parent` (collective over parent's ranks); nullptr for `color` < 0.
 std::unique_ptr<Comm> splitComm(Comm& parent, int color, int key);
+/// loomCommGetUniqueId: starts the rendezvous new ranks grow `comm` through,
+/// and returns its id, secret included (comm_grow.cc).
+UniqueId startGrowRendezvous(Comm& comm);
+/// loomCommGrow on a member of `parent` (collective over its ranks).
+std::unique_ptr<Comm> growComm(Comm& parent, int nranks);
+/// loomCommGrow on a new rank.
+std::unique_ptr<Comm> joinGrownComm(const UniqueId& id, int nranks, int rank);
+/// Shrinks `parent` to the ranks the survivors agree on (comm_shrink.cc).
+std::unique_ptr<Comm> shrinkComm(Comm& parent, std::span<const int> exclude, int flags);
 /// Throws InvalidArgument/InvalidUsage when `comm` is null or destroyed.
 Comm& checkedComm(loomComm* comm);
 

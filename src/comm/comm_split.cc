@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "bootstrap/secret.h"
 #include "comm/comm.h"
 #include "core/keyed_hash.h"
 #include "core/socket.h"
@@ -17,10 +18,7 @@ constexpr size_t kSaltBytes = 16;
 // the new id crosses them without its secret: each member derives the secret
 // from the parent's and a fresh salt, which alone tells an eavesdropper nothing.
 std::array<uint8_t, 16> splitSecret(const UniqueId& parent, std::span<const uint8_t> salt) {
-  const Digest digest = hmacSha256(parent.secret, "loom split secret", {salt});
-  std::array<uint8_t, 16> secret{};
-  std::copy_n(digest.begin(), secret.size(), secret.begin());
-  return secret;
+  return childSecret(parent.secret, "loom split secret", salt);
 }
 
 }  // namespace

@@ -183,7 +183,7 @@ std::string chooseLocalHost(const std::string& routeTo) {
   // An empty destination asks for the default route; a public address that is
   // never contacted (UDP connect only consults the routing table).
   const std::string destination = routeTo.empty() ? "8.8.8.8" : routeTo;
-  if (const std::string source = routeSource(destination); !source.empty()) {
+  if (std::string source = routeSource(destination); !source.empty()) {
     LOOM_INFO("using {}, the local address that routes to {}", source, destination);
     return source;
   }

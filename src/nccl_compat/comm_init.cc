@@ -154,10 +154,24 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
 ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
                             ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
   return guarded("ncclCommShrink", [&] {
-    fail(ncclInvalidUsage,
-         "Loom cannot shrink a communicator: every rank of the parent, excluded ones too, would "
-         "have to take part; while all ranks are alive use ncclCommSplit with "
-         "NCCL_SPLIT_NOCOLOR on the ranks to drop");
+    requireOut(newcomm, "newcomm");
+    const ncclComm& parent = loom_nccl::readyComm(comm);
+    loom_nccl::checkConfig(config);
+    static_assert(NCCL_SHRINK_DEFAULT == LOOM_SHRINK_DEFAULT);
+    static_assert(NCCL_SHRINK_ABORT == LOOM_SHRINK_ABORT);
+    if (excludeRanksCount < 0 || (excludeRanksCount > 0 && excludeRanksList == nullptr)) {
+      fail(ncclInvalidArgument, "excludeRanksList={} with excludeRanksCount={}",
+           static_cast<const void*>(excludeRanksList), excludeRanksCount);
+    }
+    // Copied now: inside a group the shrink runs at ncclGroupEnd.
+    const std::vector<int> excluded(excludeRanksList, excludeRanksList + excludeRanksCount);
+    const loomComm_t parentHandle = parent.loom;
+    loom_nccl::create(newcomm, parent.device, [=] {
+      loomComm_t child = nullptr;
+      check(loomCommShrink(parentHandle, excluded.data(), static_cast<int>(excluded.size()), &child,
+                           shrinkFlags));
+      return child;
+    });
   });
 }
 

@@ -56,7 +56,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
 }
 
 // Operations in flight return an error and later ones fail at once; the
-// communicator can then only be destroyed (Loom cannot shrink it yet).
+// communicator can then be shrunk, split or destroyed.
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
   return guarded("ncclCommRevoke", [&] {
     if (revokeFlags != 0) {

@@ -1,13 +1,16 @@
 // NCCL 2.29+ functions that the toolkit's nccl.h (2.28) does not declare but
 // that current PyTorch links: without them `import torch` fails under
-// LD_PRELOAD of the shim. Their signatures follow NCCL 2.29's headers; each
-// answers ncclInvalidUsage with what to do instead, because what they serve
-// (growing a communicator, releasing its device memory, one-sided signals on
-// registered windows) is not something Loom has. The list of names is
-// newer_api.txt, which the symbol test reads.
+// LD_PRELOAD of the shim. Their signatures follow NCCL 2.29's headers. Growing
+// a communicator maps to Loom's; the others answer ncclInvalidUsage with what
+// to do instead, because what they serve (releasing a communicator's device
+// memory, one-sided signals on registered windows) is not something Loom has.
+// The list of names is newer_api.txt, which the symbol test reads.
 #include <cstdint>
+#include <cstring>
 
 #include "comm.h"
+#include "config.h"
+#include "cuda_driver.h"
 #include "profiling_alias.h"
 #include "status.h"
 
@@ -39,9 +42,6 @@ ncclResult_t refuse(const char* function, const char* why) {
   return loom_nccl::guarded(function, [&] { loom_nccl::fail(ncclInvalidUsage, "{}", why); });
 }
 
-constexpr const char* kNoGrow =
-    "Loom cannot grow a communicator; create a new one over all ranks (ncclCommInitRank with "
-    "a fresh ncclGetUniqueId)";
 constexpr const char* kNoSuspend =
     "Loom cannot suspend a communicator to release its memory; destroy it and create a new one";
 constexpr const char* kNoWindows =
@@ -50,11 +50,38 @@ constexpr const char* kNoWindows =
 
 }  // namespace
 
-ncclResult_t ncclCommGetUniqueId(ncclComm_t, ncclUniqueId*) {
-  return refuse("ncclCommGetUniqueId", kNoGrow);
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId) {
+  return loom_nccl::guarded("ncclCommGetUniqueId", [&] {
+    loom_nccl::requireOut(uniqueId, "uniqueId");
+    loomUniqueId id;
+    loom_nccl::check(loomCommGetUniqueId(loom_nccl::readyComm(comm).loom, &id));
+    static_assert(sizeof(id) == sizeof(*uniqueId));
+    std::memcpy(uniqueId, &id, sizeof(id));
+  });
 }
-ncclResult_t ncclCommGrow(ncclComm_t, int, const ncclUniqueId*, int, ncclComm_t*, ncclConfig_t*) {
-  return refuse("ncclCommGrow", kNoGrow);
+
+// Members pass their communicator; new ranks pass NULL and the id. Not
+// deferred inside a group: a grow is collective over members and new ranks
+// in different processes, so nothing is gained by batching it.
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
+                          ncclComm_t* newcomm, ncclConfig_t* config) {
+  return loom_nccl::guarded("ncclCommGrow", [&] {
+    loom_nccl::requireOut(newcomm, "newcomm");
+    loom_nccl::checkConfig(config);
+    loomUniqueId id;
+    if (uniqueId != nullptr) std::memcpy(&id, uniqueId, sizeof(id));
+    loomComm_t grown = nullptr;
+    int device = loom_nccl::currentCudaDevice();
+    if (comm != nullptr) {
+      const ncclComm& parent = loom_nccl::readyComm(comm);
+      device = parent.device;
+      loom_nccl::check(loomCommGrow(parent.loom, nRanks, nullptr, -1, &grown));
+    } else {
+      loom_nccl::check(
+          loomCommGrow(nullptr, nRanks, uniqueId != nullptr ? &id : nullptr, rank, &grown));
+    }
+    *newcomm = loom_nccl::wrapCreated(grown, device);
+  });
 }
 ncclResult_t ncclCommSuspend(ncclComm_t, int) { return refuse("ncclCommSuspend", kNoSuspend); }
 ncclResult_t ncclCommResume(ncclComm_t) { return refuse("ncclCommResume", kNoSuspend); }

@@ -97,6 +97,7 @@ void RankGraph::buildLegs(const HopOptions& options) {
   for (const std::vector<int>& ranks : hostRanks_) {
     const int host = t.nodes[rankNodes_[ranks.front()]].host;
     std::vector<int> endpoints;
+    endpoints.reserve(ranks.size());
     for (int r : ranks) endpoints.push_back(rankNodes_[r]);
     const size_t firstNic = endpoints.size();
     for (int nic : allNics) {
@@ -151,6 +152,7 @@ void RankGraph::buildHops(const HopOptions& options) {
   hops_.assign(static_cast<size_t>(n) * n, Hop{});
   for (const std::vector<int>& ranks : hostRanks_) {
     std::vector<int> nodes;
+    nodes.reserve(ranks.size());
     for (int r : ranks) nodes.push_back(rankNodes_[r]);
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());

@@ -36,6 +36,7 @@ double iterate(size_t iterations, Iteration&& iteration) {
 
 std::vector<double> hopTimes(const std::vector<LinkCost>& hops, size_t slice) {
   std::vector<double> h;
+  h.reserve(hops.size());
   for (const LinkCost& hop : hops) h.push_back(hop.latency + transfer(slice, hop));
   return h;
 }
@@ -54,7 +55,8 @@ double ringWalk(const std::vector<double>& h, size_t walk) {
     window += h[(start + rest - 1) % n] - h[start - 1];
     best = std::max(best, window);
   }
-  return static_cast<double>(walk / n) * lap + best;
+  const size_t fullLaps = walk / n;  // whole laps; the rest is `best`
+  return static_cast<double>(fullLaps) * lap + best;
 }
 
 // Fewer non-empty chunks than ranks (a tiny message): chunk c starts at

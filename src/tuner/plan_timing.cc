@@ -99,12 +99,14 @@ TimedResult hierarchicalTime(const TunerTopology& t, size_t count, const TimedSi
   }
   const LinkCostFn costs = [&](int, int from, int to) { return hops.at({from, to}); };
   std::vector<std::vector<RankPlan>> phases;
+  phases.reserve(static_cast<size_t>(t.nranks));
   for (int r = 0; r < t.nranks; ++r) phases.push_back(hierarchicalAllReduce(h.hosts, r, count));
   return phasedTime(phases, costs, options);
 }
 
 TimedResult hostTreeTime(const TunerTopology& t, size_t count, const TimedSimOptions& options) {
   std::vector<std::vector<RankPlan>> phases;
+  phases.reserve(static_cast<size_t>(t.nranks));
   for (int r = 0; r < t.nranks; ++r) {
     phases.push_back(hostTreeAllReduce(t.hostRanks, r, count, false));
   }

@@ -2,6 +2,7 @@
  * send/recv in groups, comm split, PreMulSum ops, config init, memory and
  * registration, the host half of the device API, finalize, and the error paths (every rank makes
  * the same bad call, so none is left waiting for a peer). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,7 +324,8 @@ static void errors(const Job* job) {
   EXPECT_RESULT(ncclInvalidArgument, ncclCommInitRank(&comm, 0, id, 0));
   EXPECT_RESULT(ncclInvalidArgument, ncclCommSplit(job->comm, -5, 0, &comm, NULL));
   EXPECT_RESULT(ncclInvalidUsage, ncclGroupEnd());
-  EXPECT_RESULT(ncclInvalidUsage, ncclCommShrink(job->comm, &value, 1, &comm, NULL, 0));
+  EXPECT_RESULT(ncclInvalidArgument, ncclCommShrink(job->comm, NULL, 0, &comm, NULL, 7));
+  EXPECT_RESULT(ncclInvalidArgument, ncclCommShrink(job->comm, NULL, 1, &comm, NULL, 0));
   EXPECT_RESULT(ncclInvalidArgument, ncclCommRevoke(job->comm, 7));
 
   /* Loom cannot simulate a group: refused, and the group stays open until ncclGroupEnd. */
@@ -342,8 +344,8 @@ static void errors(const Job* job) {
   CHECK_NCCL(ncclCommAbort(NULL));
 }
 
-/* A revoked communicator refuses every later call and can still be destroyed;
- * the communicator it was split from is untouched. */
+/* A revoked communicator refuses every later call and can still be shrunk and
+ * destroyed; the communicator it was split from is untouched. */
 static void revoke(const Job* job) {
   ncclComm_t copy = NULL;
   CHECK_NCCL(ncclCommSplit(job->comm, 0, job->rank, &copy, NULL));
@@ -357,8 +359,65 @@ static void revoke(const Job* job) {
   ncclResult_t async = ncclInternalError;
   CHECK_NCCL(ncclCommGetAsyncError(copy, &async));
   EXPECT(async == ncclSuccess, "a revoked communicator is quiescent: ncclSuccess, as NCCL says");
+  /* Its survivors go on without the last rank, which does not take part (NCCL's form). */
+  int last = job->nranks - 1;
+  const int excluded = job->nranks > 1 ? 1 : 0;
+  if (excluded == 0 || job->rank != last) {
+    ncclComm_t shrunk = NULL;
+    CHECK_NCCL(ncclCommShrink(copy, &last, excluded, &shrunk, NULL, NCCL_SHRINK_DEFAULT));
+    int count = 0;
+    int rank = -1;
+    CHECK_NCCL(ncclCommCount(shrunk, &count));
+    CHECK_NCCL(ncclCommUserRank(shrunk, &rank));
+    EXPECT(count == job->nranks - excluded && rank == job->rank, "shrunk size and rank");
+    EXPECT(sumOver(shrunk, 1) == count, "all-reduce on the shrunk communicator");
+    CHECK_NCCL(ncclCommDestroy(shrunk));
+  }
   CHECK_NCCL(ncclCommDestroy(copy));
   EXPECT(sumOver(job->comm, 1) == job->nranks, "the parent works after a split is revoked");
+}
+
+/* NCCL 2.29's grow, which the toolkit's 2.28 nccl.h does not declare. */
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
+                          ncclComm_t* newcomm, ncclConfig_t* config);
+
+typedef struct {
+  ncclUniqueId id;
+  int nranks; /* of the grown communicator */
+  int sum;
+} NewRank;
+
+static void* joinAsNewRank(void* arg) {
+  NewRank* newRank = (NewRank*)arg;
+  ncclComm_t grown = NULL;
+  CHECK_NCCL(ncclCommGrow(NULL, newRank->nranks, &newRank->id, newRank->nranks - 1, &grown, NULL));
+  newRank->sum = sumOver(grown, 1);
+  CHECK_NCCL(ncclCommDestroy(grown));
+  return NULL;
+}
+
+/* One new rank (a thread of rank 0's process) joins; members keep their ranks. */
+static void grow(const Job* job) {
+  NewRank newRank;
+  newRank.nranks = job->nranks + 1;
+  newRank.sum = 0;
+  pthread_t thread;
+  if (job->rank == 0) {
+    CHECK_NCCL(ncclCommGetUniqueId(job->comm, &newRank.id));
+    EXPECT(pthread_create(&thread, NULL, joinAsNewRank, &newRank) == 0, "pthread_create");
+  }
+  ncclComm_t grown = NULL;
+  CHECK_NCCL(ncclCommGrow(job->comm, newRank.nranks, NULL, -1, &grown, NULL));
+  int rank = -1;
+  CHECK_NCCL(ncclCommUserRank(grown, &rank));
+  EXPECT(rank == job->rank, "a member keeps its rank when the communicator grows");
+  EXPECT(sumOver(grown, 1) == newRank.nranks, "all-reduce on the grown communicator");
+  CHECK_NCCL(ncclCommDestroy(grown));
+  if (job->rank == 0) {
+    pthread_join(thread, NULL);
+    EXPECT(newRank.sum == newRank.nranks, "all-reduce on the new rank");
+  }
 }
 
 /* After ncclCommFinalize, calls are refused and ncclCommDestroy frees the communicator. */
@@ -383,6 +442,7 @@ int main(void) {
   allPairs(&job);
   split(&job);
   revoke(&job);
+  grow(&job);
   preMulSum(&job);
   configInit(&job);
   memoryAndRegistration(&job);

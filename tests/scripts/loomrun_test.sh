@@ -120,6 +120,34 @@ grep -q "loomrun: rank 1 killed by signal 9" "$work/err" ||
   fail "death then survivor: rank 1 not named: $(cat "$work/err")"
 expect_no_orphans "death then survivor"
 
+# --- --keep-going: a death stops nobody; loomrun exits as the last rank did ---
+timeout -k 5 60 "$LOOMRUN" --keep-going -n 3 sh -c \
+  'if [ "$LOOM_RANK" = 2 ]; then kill -9 $$; fi; sleep 0.5; touch '"$work"'/kept.$LOOM_RANK' \
+  2>"$work/err"
+rc=$?
+[ "$rc" = 0 ] || fail "keep-going: loomrun returned $rc: $(cat "$work/err")"
+[ -e "$work/kept.0" ] && [ -e "$work/kept.1" ] || fail "keep-going: the survivors were stopped"
+grep -q "loomrun: rank 2 killed by signal 9" "$work/err" || fail "keep-going: no report: $(cat "$work/err")"
+grep -q "the other ranks run on" "$work/err" || fail "keep-going: no notice: $(cat "$work/err")"
+timeout -k 5 60 "$LOOMRUN" --keep-going -n 2 sh -c \
+  'if [ "$LOOM_RANK" = 1 ]; then exit 3; fi; sleep 0.3; exit 5' 2>"$work/err"
+rc=$?
+[ "$rc" = 5 ] || fail "keep-going: the last rank exited 5, loomrun returned $rc"
+expect_no_orphans "keep-going"
+
+# The user story: the last rank dies, the survivors shrink and go on.
+SURVIVOR="$BUILD/tests/loom_shrink_survivor"
+[ -x "$SURVIVOR" ] || SURVIVOR=$(find "$BUILD" -maxdepth 3 -name loom_shrink_survivor -type f | head -1)
+timeout -k 5 120 "$LOOMRUN" --keep-going -n 4 "$SURVIVOR" >"$work/out" 2>"$work/err"
+rc=$?
+[ "$rc" = 0 ] || fail "shrink under --keep-going: loomrun returned $rc: $(cat "$work/out" "$work/err")"
+for r in 0 1 2; do
+  grep -q "shrink_survivor rank $r: now rank $r of 3, sum 6" "$work/out" ||
+    fail "shrink under --keep-going: rank $r: $(cat "$work/out")"
+done
+grep -q "loomrun: rank 3 killed by signal 9" "$work/err" || fail "shrink: death not reported"
+expect_no_orphans "shrink under keep-going"
+
 # --- a rank that ignores SIGTERM is killed after the grace period ------------
 # Rank 0 fails only once rank 1 ignores SIGTERM (else SIGTERM could win the race).
 start=$(now_ms)

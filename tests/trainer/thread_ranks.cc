@@ -3,6 +3,7 @@
 #include <exception>
 #include <thread>
 
+#include "app/training_loop.h"
 #include "math/kernels.h"
 
 namespace loom::train::testing {
@@ -39,7 +40,7 @@ std::vector<StepStats> trainOnThreads(const TrainOptions& o) {
     ranks.emplace_back([&, r] {
       try {
         Trainer trainer(comms[r], o, corpus);
-        for (int step = 0; step < o.steps; ++step) stats[r].push_back(trainer.step(step));
+        runTraining(trainer, o, [&](const StepStats& s) { stats[r].push_back(s); });
       } catch (...) {
         errors[r] = std::current_exception();
       }

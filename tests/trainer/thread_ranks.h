@@ -13,7 +13,8 @@ namespace loom::train::testing {
 /// clipping that binds (so a wrong global norm would change the loss).
 TrainOptions tinyOptions(int dp, int tp, int pp);
 
-/// Trains `o.steps` steps on threads; returns rank 0's stats per step.
+/// Trains on threads as loom-train does (resuming and saving as `o` says);
+/// returns rank 0's stats per step trained.
 std::vector<StepStats> trainOnThreads(const TrainOptions& o);
 
 }  // namespace loom::train::testing

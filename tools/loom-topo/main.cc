@@ -78,7 +78,8 @@ int run(const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// Only CLI11's option setup can throw out of main: a programming error, found at once.
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   Options o;
   CLI::App app{"Show the topology Loom sees, its rings and trees; estimate collectives at scale.",
                "loom-topo"};

@@ -45,6 +45,7 @@ int launch(const loomrun::Options& options) {
   }
 
   std::vector<std::vector<std::string>> environments;
+  environments.reserve(static_cast<size_t>(options.nranks));
   for (int rank = 0; rank < options.nranks; ++rank) {
     environments.push_back(loomrun::buildRankEnvironment(environ, rank, job));
   }

@@ -10,7 +10,7 @@ namespace loomrun {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: loomrun -n N [--tag-output] [--timeout SECONDS] [--] prog [args...]";
+    "usage: loomrun -n N [--tag-output] [--keep-going] [--timeout SECONDS] [--] prog [args...]";
 
 /// --help's first line says what loomrun takes, the program included (CLI11's
 /// own would read "loomrun [OPTIONS]").
@@ -35,6 +35,9 @@ std::optional<Options> parseOptions(int argc, char** argv, int& exitCode) {
       ->check(CLI::Range(1, 4096));
   app.add_flag("--tag-output", options.tagOutput,
                "prefix every line of each rank's stdout and stderr with [rank]");
+  app.add_flag("--keep-going", options.keepGoing,
+               "when a rank fails, report it and let the others run on (they may shrink their "
+               "communicator); exit as the last rank to finish did");
   app.add_option("--timeout", options.timeoutSeconds,
                  "kill every rank and exit 124 after this many seconds");
   app.footer(

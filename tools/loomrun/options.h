@@ -10,6 +10,9 @@ namespace loomrun {
 struct Options {
   int nranks = 0;
   bool tagOutput = false;
+  /// A rank's failure does not stop the others (jobs that shrink and go on);
+  /// loomrun then exits as the last rank to finish did.
+  bool keepGoing = false;
   /// Seconds before every rank is killed and loomrun exits 124; none: no limit.
   std::optional<double> timeoutSeconds;
   /// The program and its arguments, exactly as given after loomrun's options.

@@ -40,6 +40,9 @@ int Supervisor::run() {
   loop();
   drainOutput();
   if (timedOut_) return 124;
+  // Only an early error (a rank that could not start) ends a --keep-going
+  // job: otherwise ranks that go on decide how it ends.
+  if (options_.keepGoing && !terminating_) return lastExitCode_;
   return exitCode_.value_or(0);
 }
 
@@ -160,17 +163,27 @@ void Supervisor::onExit(Rank& rank, int status) {
   // could hold the output pipes open forever), so it goes with the rank.
   ::kill(-rank.pid, SIGKILL);
   const bool failed = WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
+  lastExitCode_ = statusCode(status);
   // Only the first failure is news: ranks that die after it are our doing,
-  // or exit on the error its death gave them.
+  // or exit on the error its death gave them. Under --keep-going every
+  // failure is news, and nobody is stopped.
   if (!failed || terminating_) return;
+  reportFailure(rank, status);
+  if (options_.keepGoing) {
+    if (anyRunning()) std::fprintf(stderr, "loomrun: --keep-going: the other ranks run on\n");
+    return;
+  }
+  exitCode_ = statusCode(status);
+  beginTermination();
+}
+
+void Supervisor::reportFailure(const Rank& rank, int status) {
   if (WIFSIGNALED(status)) {
     std::fprintf(stderr, "loomrun: rank %d killed by signal %d (%s)\n", rank.index,
                  WTERMSIG(status), strsignal(WTERMSIG(status)));
   } else {
     std::fprintf(stderr, "loomrun: rank %d exited with code %d\n", rank.index, WEXITSTATUS(status));
   }
-  exitCode_ = statusCode(status);
-  beginTermination();
 }
 
 void Supervisor::pump(Stream& stream) {

@@ -24,8 +24,9 @@ class Supervisor {
              std::vector<std::vector<std::string>> environments);
 
   /// Returns loomrun's exit status: 0 when every rank exited 0; the first
-  /// failing rank's code (128+signal when killed); 124 on --timeout; 126/127
-  /// when the program cannot be executed; 1 when a rank cannot be started.
+  /// failing rank's code (128+signal when killed); with --keep-going the last
+  /// rank's instead; 124 on --timeout; 126/127 when the program cannot be
+  /// executed; 1 when a rank cannot be started.
   int run();
 
  private:
@@ -48,6 +49,7 @@ class Supervisor {
   void handleSignals();
   void reapExited();
   void onExit(Rank& rank, int status);
+  void reportFailure(const Rank& rank, int status);
   void pump(Stream& stream);
   void drainOutput();
   void writeOut(int fd, const std::string& text);
@@ -68,6 +70,7 @@ class Supervisor {
   bool terminating_ = false;
   bool timedOut_ = false;
   std::optional<int> exitCode_;                // first failure's status, or an early error's
+  int lastExitCode_ = 0;                       // --keep-going: the last rank to finish
   bool brokenOut_[3] = {false, false, false};  // per target fd: reader went away
 };
 

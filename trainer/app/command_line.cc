@@ -49,6 +49,14 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv, TrainOptions* o
                "reduce DP buckets after backward instead of while it runs");
   app.add_option("--data", o.dataPath, "train on this text file (default: synthetic corpus)");
   app.add_option("--log", o.logPath, "write a CSV row per step to this file");
+  app.add_option("--save", o.savePath,
+                 "write checkpoints (parameters and optimizer state) to DIR/step-N after the "
+                 "last step");
+  app.add_option("--save-every", o.saveEvery, "with --save: also every N steps")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--resume", o.resumePath,
+                 "continue from a checkpoint (a step-N directory, or a --save directory: its "
+                 "latest); the configuration must match the saving run's");
   app.add_option("--threads", o.blasThreads, "BLAS threads per rank")->capture_default_str();
   app.add_flag("--quiet", o.quiet, "no progress lines");
 

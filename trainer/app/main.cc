@@ -3,10 +3,12 @@
 #include <exception>
 #include <memory>
 
+#include "app/checkpoint.h"
 #include "app/command_line.h"
 #include "app/launch.h"
 #include "app/step_report.h"
 #include "app/trainer.h"
+#include "app/training_loop.h"
 #include "math/kernels.h"
 
 namespace loom::train {
@@ -92,15 +94,23 @@ int run(int argc, char** argv) {
     if (!options.logPath.empty()) log = std::make_unique<CsvLog>(options.logPath);
   }
   RunSummary summary;
-  for (int step = 0; step < options.steps; ++step) {
-    const StepStats stats = trainer.step(step);
-    summary.add(stats);
-    if (!leader) continue;
-    if (!options.quiet) std::printf("%s\n", progressLine(stats, options).c_str());
-    std::fflush(stdout);
-    if (log) log->write(stats);
-  }
+  runTraining(
+      trainer, options,
+      [&](const StepStats& stats) {
+        summary.add(stats);
+        if (!leader) return;
+        if (!options.quiet) std::printf("%s\n", progressLine(stats, options).c_str());
+        std::fflush(stdout);
+        if (log) log->write(stats);
+      },
+      [&](const std::string& from, int step) {
+        if (leader) std::printf("loom-train: resumed from %s at step %d\n", from.c_str(), step);
+      });
   if (leader) summary.print();
+  if (leader && !options.savePath.empty()) {
+    std::printf("loom-train: checkpoint in %s\n",
+                checkpointDirectory(options.savePath, options.steps).c_str());
+  }
   return 0;
 }
 

@@ -34,7 +34,10 @@ struct TrainOptions {
   bool overlapDp = true;            ///< reduce DP buckets while backward still runs
   std::string dataPath;             ///< empty: the synthetic corpus
   size_t syntheticBytes = 1 << 20;
-  std::string logPath;  ///< CSV log; empty: none
+  std::string logPath;     ///< CSV log; empty: none
+  std::string savePath;    ///< --save: checkpoints go to savePath/step-NNNNNN; empty: none
+  int saveEvery = 0;       ///< also every this many steps; 0: only after the last
+  std::string resumePath;  ///< --resume: a checkpoint, or a --save directory (its latest)
   int blasThreads = 1;
   bool quiet = false;
 

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "app/checkpoint.h"
 #include "optim/grad_clip.h"
 
 namespace loom::train {
@@ -21,6 +25,22 @@ AdamWConfig adamConfig(const TrainOptions& o) {
   c.weightDecay = o.weightDecay;
   c.holdZeroGradients = o.compression.codec.kind == loomCompressTopK && o.grid.dp > 1;
   return c;
+}
+
+/// Every rank's `mine` (empty: no failure) gathered over `world`; returns the
+/// first rank's failure as "rank R: why", or "" when no rank failed. So every
+/// rank of a collective step that failed somewhere reports the same cause.
+std::string firstFailure(GroupComm& world, const std::string& mine) {
+  constexpr size_t kBytes = 512;
+  std::vector<char> all(kBytes * static_cast<size_t>(world.size()));
+  std::vector<char> own(kBytes, '\0');
+  std::copy_n(mine.begin(), std::min(mine.size(), kBytes - 1), own.begin());
+  loom::check(loomAllGather(own.data(), all.data(), kBytes, loomUint8, world.raw(), nullptr));
+  for (int r = 0; r < world.size(); ++r) {
+    const char* text = all.data() + kBytes * static_cast<size_t>(r);
+    if (text[0] != '\0') return "rank " + std::to_string(r) + ": " + text;
+  }
+  return "";
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -60,6 +80,62 @@ void Trainer::sumTiedEmbeddingGrads() {
   ParamStore& store = stage_->params();
   const int wte = store.index("wte");
   group.allReduceSum(store.grad(wte), store.param(wte).size());
+}
+
+void Trainer::save(const std::string& dir, int nextStep) {
+  GroupComm& world = grid_.world();
+  RankState state;
+  state.nextStep = nextStep;
+  state.values = stage_->params().values();
+  state.optimizer = optimizer_.state();
+  std::string why;
+  try {
+    writeRankState(dir, world.rank(), world.size(), options_, state);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  // The manifest marks the checkpoint complete: only once every file is in.
+  if (const std::string failure = firstFailure(world, why); !failure.empty()) {
+    throw std::runtime_error(failure);
+  }
+  if (world.rank() == 0) {
+    try {
+      writeManifest(dir, world.size(), options_, nextStep);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  }
+  // Nobody goes on before the manifest is there.
+  if (const std::string failure = firstFailure(world, why); !failure.empty()) {
+    throw std::runtime_error(failure);
+  }
+}
+
+int Trainer::resume(const std::string& dir) {
+  GroupComm& world = grid_.world();
+  RankState state;
+  std::string why;
+  try {
+    state = readRankState(dir, world.rank(), world.size(), options_);
+    if (state.values.size() != stage_->params().size()) {
+      throw std::runtime_error("checkpoint " + dir + ": " + std::to_string(state.values.size()) +
+                               " parameters, this rank has " +
+                               std::to_string(stage_->params().size()));
+    }
+    optimizer_.restore(std::move(state.optimizer));
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  if (const std::string failure = firstFailure(world, why); !failure.empty()) {
+    throw std::runtime_error(failure);
+  }
+  double steps[] = {static_cast<double>(state.nextStep), -static_cast<double>(state.nextStep)};
+  world.allReduce(steps, 2, loomMax);
+  if (steps[0] != -steps[1]) {
+    throw std::runtime_error("checkpoint " + dir + " mixes files of different steps");
+  }
+  stage_->params().values() = std::move(state.values);
+  return state.nextStep;
 }
 
 StepStats Trainer::step(int step) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "app/train_options.h"
 #include "data/corpus.h"
@@ -42,6 +43,14 @@ class Trainer {
   Trainer(loomComm_t world, const TrainOptions& options, const Corpus& corpus);
 
   StepStats step(int step);
+
+  /// Writes a checkpoint of the state after `nextStep - 1` (collective over
+  /// the world: every rank writes its file, then rank 0 the manifest).
+  void save(const std::string& dir, int nextStep);
+  /// Loads a checkpoint saved by the same configuration (collective); returns
+  /// the step to train next. Throws std::runtime_error on every rank if any
+  /// rank cannot load its file.
+  int resume(const std::string& dir);
 
   ParallelGrid& grid() { return grid_; }
   GptStage& stage() { return *stage_; }

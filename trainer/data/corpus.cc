@@ -34,7 +34,7 @@ MicroBatch Corpus::sample(uint64_t seed, int step, int firstSample, int count, i
   mb.targets.resize(mb.tokens.size());
   const uint64_t starts = tokens_.size() - seq;  // a start needs seq + 1 tokens
   for (int i = 0; i < count; ++i) {
-    const uint64_t sample = static_cast<uint64_t>(firstSample + i);
+    const uint64_t sample = static_cast<uint64_t>(firstSample) + static_cast<uint64_t>(i);
     const size_t start =
         uniformBelow(seed ^ kSamplingStream, static_cast<uint64_t>(step), sample, starts);
     for (int t = 0; t < seq; ++t) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace loom::train {
@@ -22,6 +24,18 @@ AdamW::AdamW(const ParamStore& store, const std::vector<Range>& owned, const Ada
   m_.assign(elements, 0.0f);
   v_.assign(elements, 0.0f);
   if (config_.holdZeroGradients) held_.assign(elements, 0);
+}
+
+void AdamW::restore(State s) {
+  if (s.m.size() != m_.size() || s.v.size() != v_.size() || s.held.size() != held_.size() ||
+      s.steps < 0) {
+    throw std::invalid_argument("optimizer state of " + std::to_string(s.m.size()) +
+                                " elements does not fit this rank's " + std::to_string(m_.size()));
+  }
+  m_ = std::move(s.m);
+  v_ = std::move(s.v);
+  held_ = std::move(s.held);
+  steps_ = s.steps;
 }
 
 AdamW::Corrections AdamW::corrections(int t) {

@@ -38,6 +38,17 @@ class AdamW {
   /// Elements of state this rank holds (m and v each).
   size_t stateElements() const { return m_.size(); }
 
+  /// What a checkpoint carries: the moments, the held counts and Adam's step.
+  struct State {
+    std::vector<float> m, v;
+    std::vector<uint32_t> held;  ///< empty unless holdZeroGradients
+    int steps = 0;
+  };
+  State state() const { return {m_, v_, held_, steps_}; }
+  /// Takes `s` over; throws std::invalid_argument when its sizes are not this
+  /// optimizer's (a checkpoint of another model, grid or compression).
+  void restore(State s);
+
  private:
   /// A run of elements with one weight-decay setting (padding excluded).
   struct Slice {

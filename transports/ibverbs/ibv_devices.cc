@@ -211,6 +211,7 @@ IbvPortChoice chooseIbvPort(const std::vector<IbvDeviceInfo>& devices, const std
   }
   if (candidates.empty()) {
     std::vector<std::string> names;
+    names.reserve(devices.size());
     for (const IbvDeviceInfo& d : devices) names.push_back(d.name);
     raise(ErrorCode::InvalidArgument, "ibverbs transport: no RDMA device named '{}' (have: {})",
           device, fmt::join(names, ", "));

@@ -286,6 +286,7 @@ std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, int myRank
     worker.state_->wait(deadline.remaining(kWaitSlice));
   }
   std::vector<std::shared_ptr<ucx::Endpoint>> endpoints;
+  endpoints.reserve(peers.size());
   for (int p : peers) endpoints.push_back(handshake.take(p));
   std::vector<std::unique_ptr<Link>> links;
   links.reserve(peers.size() * static_cast<size_t>(config.channels));
