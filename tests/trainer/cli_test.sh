@@ -29,6 +29,17 @@ expect_error "invalid --compress" "$train" --compress zip
 expect_error "but the world has 2 ranks" "$loomrun" -n 2 "$train" --dp 3 "${tiny[@]}"
 expect_error "--heads 2 is not divisible by --tp 4" "$loomrun" -n 4 "$train" --tp 4 "${tiny[@]}"
 expect_error "cannot read data file" "$train" --data "$tmp/missing.txt" "${tiny[@]}"
+expect_error "--elastic needs --zero 0" "$train" --elastic --zero 1 "${tiny[@]}"
+expect_error "--save-every must be >= 0" "$train" --save "$tmp/ckpt" --save-every -1 "${tiny[@]}"
+
+# --save, then --resume from the --save directory: the resumed run starts at step 3.
+"$loomrun" -n 2 "$train" --dp 2 "${tiny[@]}" --save "$tmp/ckpt" --quiet >"$tmp/out"
+[ -f "$tmp/ckpt/step-000003/manifest.json" ] || { ls -R "$tmp"; echo "FAIL: no manifest" >&2; exit 1; }
+"$loomrun" -n 2 "$train" --dp 2 --layers 1 --d-model 16 --heads 2 --seq 8 --batch 4 --steps 5 \
+  --resume "$tmp/ckpt" >"$tmp/out"
+grep -q "resumed from $tmp/ckpt/step-000003 at step 3" "$tmp/out" &&
+  grep -q "step    5/5" "$tmp/out" && ! grep -q "step    3/5" "$tmp/out" ||
+  { cat "$tmp/out"; echo "FAIL: --resume" >&2; exit 1; }
 
 "$loomrun" -n 2 "$train" --dp 2 "${tiny[@]}" --compress int8 --log "$tmp/log.csv" >"$tmp/out"
 grep -q "step    3/3" "$tmp/out" || { cat "$tmp/out"; echo "FAIL: no progress line" >&2; exit 1; }

@@ -52,8 +52,10 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv, TrainOptions* o
   app.add_option("--save", o.savePath,
                  "write checkpoints (parameters and optimizer state) to DIR/step-N after the "
                  "last step");
-  app.add_option("--save-every", o.saveEvery, "with --save: also every N steps")
-      ->check(CLI::NonNegativeNumber);
+  app.add_option("--save-every", o.saveEvery, "with --save: also every N steps");
+  app.add_flag("--elastic", o.elastic,
+               "when a rank dies, drop its data-parallel replica, redo the step on the "
+               "survivors and go on (launch with loomrun --keep-going)");
   app.add_option("--resume", o.resumePath,
                  "continue from a checkpoint (a step-N directory, or a --save directory: its "
                  "latest); the configuration must match the saving run's");

@@ -5,6 +5,7 @@
 
 #include "app/checkpoint.h"
 #include "app/command_line.h"
+#include "app/elastic.h"
 #include "app/launch.h"
 #include "app/step_report.h"
 #include "app/trainer.h"
@@ -50,6 +51,44 @@ void leaveTogether(loom::Comm& world) {
   loomAllReduce(&said, &said, 1, loomFloat64, loomSum, world.get(), nullptr);
 }
 
+void reportStep(const StepStats& stats, const TrainOptions& options, CsvLog* log) {
+  if (!options.quiet) std::printf("%s\n", progressLine(stats, options).c_str());
+  std::fflush(stdout);
+  if (log) log->write(stats);
+}
+
+// The CSV log stays with the rank that started as rank 0; if it dies, the log
+// ends there and the new rank 0 goes on printing progress lines.
+int runElastic(loom::Comm& world, const TrainOptions& options, const Corpus& corpus) {
+  const int startRank = world.rank();
+  std::unique_ptr<CsvLog> log;
+  RunSummary summary;
+  ElasticCallbacks callbacks;
+  callbacks.onStart = [&](Trainer& trainer, bool leader) {
+    if (!leader) return;
+    std::printf("%s\n", runBanner(options, trainer.stage().params().size(), world.size()).c_str());
+    if (!options.logPath.empty()) log = std::make_unique<CsvLog>(options.logPath);
+  };
+  callbacks.onStep = [&](const StepStats& stats, bool leader) {
+    summary.add(stats);
+    if (leader) reportStep(stats, options, log.get());
+  };
+  callbacks.onRecovered = [&](int step, int ranks, int dp, double seconds, bool leader) {
+    if (!leader) return;
+    std::printf(
+        "loom-train: lost a rank; redoing step %d on %d ranks (dp %d), rebuilt in %.0f ms\n",
+        step + 1, ranks, dp, seconds * 1e3);
+    std::fflush(stdout);
+  };
+  if (!runElasticTraining(world, options, corpus, callbacks)) {
+    std::fprintf(stderr, "loom-train: rank %d: its data-parallel replica lost a rank; it leaves\n",
+                 startRank);
+    return 0;
+  }
+  if (world.rank() == 0) summary.print();
+  return 0;
+}
+
 int run(int argc, char** argv) {
   TrainOptions options;
   std::string error;
@@ -87,6 +126,7 @@ int run(int argc, char** argv) {
   const Corpus corpus = options.dataPath.empty()
                             ? Corpus::synthetic(options.seed, options.syntheticBytes)
                             : Corpus::fromFile(options.dataPath);
+  if (options.elastic) return runElastic(world, options, corpus);
   Trainer trainer(world.get(), options, corpus);
   std::unique_ptr<CsvLog> log;
   if (leader) {
@@ -98,10 +138,7 @@ int run(int argc, char** argv) {
       trainer, options,
       [&](const StepStats& stats) {
         summary.add(stats);
-        if (!leader) return;
-        if (!options.quiet) std::printf("%s\n", progressLine(stats, options).c_str());
-        std::fflush(stdout);
-        if (log) log->write(stats);
+        if (leader) reportStep(stats, options, log.get());
       },
       [&](const std::string& from, int step) {
         if (leader) std::printf("loom-train: resumed from %s at step %d\n", from.c_str(), step);

@@ -53,6 +53,12 @@ std::string validateOptions(const TrainOptions& o, int worldSize) {
   c.require(o.zero == 0 || o.zero == 1, "--zero must be 0 or 1 (got ", o.zero, ")");
   c.require(o.bucketElements >= 1, "--bucket-kb must be > 0");
   c.require(o.blasThreads >= 1, "--threads must be >= 1");
+  c.require(o.saveEvery >= 0, "--save-every must be >= 0 (got ", o.saveEvery, ")");
+  c.require(!o.elastic || o.zero == 0,
+            "--elastic needs --zero 0: under ZeRO-1 a lost rank takes its optimizer shards "
+            "with it");
+  c.require(!o.elastic || (o.savePath.empty() && o.resumePath.empty()),
+            "--elastic does not combine with --save or --resume yet");
   if (!o.dataPath.empty() && c.error().empty()) {
     std::ifstream in(o.dataPath, std::ios::binary | std::ios::ate);
     c.require(static_cast<bool>(in), "cannot read data file '", o.dataPath, "'");

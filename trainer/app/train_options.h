@@ -38,6 +38,7 @@ struct TrainOptions {
   std::string savePath;    ///< --save: checkpoints go to savePath/step-NNNNNN; empty: none
   int saveEvery = 0;       ///< also every this many steps; 0: only after the last
   std::string resumePath;  ///< --resume: a checkpoint, or a --save directory (its latest)
+  bool elastic = false;    ///< survive the loss of ranks (app/elastic.h)
   int blasThreads = 1;
   bool quiet = false;
 

@@ -82,6 +82,34 @@ void Trainer::sumTiedEmbeddingGrads() {
   group.allReduceSum(store.grad(wte), store.param(wte).size());
 }
 
+Trainer::Snapshot Trainer::snapshot() const {
+  Snapshot s;
+  const ParamStore& store = stage_->params();
+  for (const Param& p : store.params()) {
+    const float* begin = store.values().data() + p.offset;
+    s.params.insert(s.params.end(), begin, begin + p.size());
+  }
+  s.optimizer = optimizer_.state();
+  return s;
+}
+
+void Trainer::restore(const Snapshot& snapshot) {
+  ParamStore& store = stage_->params();
+  size_t total = 0;
+  for (const Param& p : store.params()) total += p.size();
+  if (total != snapshot.params.size()) {
+    throw std::invalid_argument("a snapshot of " + std::to_string(snapshot.params.size()) +
+                                " parameters does not fit this stage's " + std::to_string(total));
+  }
+  optimizer_.restore(snapshot.optimizer);
+  size_t at = 0;
+  for (const Param& p : store.params()) {
+    std::copy_n(snapshot.params.begin() + static_cast<std::ptrdiff_t>(at), p.size(),
+                store.values().begin() + static_cast<std::ptrdiff_t>(p.offset));
+    at += p.size();
+  }
+}
+
 void Trainer::save(const std::string& dir, int nextStep) {
   GroupComm& world = grid_.world();
   RankState state;

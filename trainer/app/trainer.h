@@ -47,6 +47,21 @@ class Trainer {
   /// Writes a checkpoint of the state after `nextStep - 1` (collective over
   /// the world: every rank writes its file, then rank 0 the manifest).
   void save(const std::string& dir, int nextStep);
+  /// The state a step starts from: every parameter (padding left out, so it
+  /// fits a trainer with another DP size) and the optimizer state.
+  struct Snapshot {
+    std::vector<float> params;
+    AdamW::State optimizer;
+  };
+  Snapshot snapshot() const;
+  /// Takes over a snapshot of a trainer of the same model, TP and PP sizes
+  /// without ZeRO-1 (the DP size may differ). Throws std::invalid_argument if
+  /// it does not fit.
+  void restore(const Snapshot& snapshot);
+  /// Revokes every communicator of the grid, so that ranks waiting in any of
+  /// its calls return (after a failure, --elastic).
+  void revokeAll() { grid_.revokeAll(); }
+
   /// Loads a checkpoint saved by the same configuration (collective); returns
   /// the step to train next. Throws std::runtime_error on every rank if any
   /// rank cannot load its file.

@@ -72,6 +72,7 @@ class ParamStore {
   float* value(int index) { return values_.data() + params_[index].offset; }
   float* grad(int index) { return grads_.data() + params_[index].offset; }
   std::vector<float>& values() { return values_; }
+  const std::vector<float>& values() const { return values_; }
   std::vector<float>& grads() { return grads_; }
   size_t size() const { return values_.size(); }
 

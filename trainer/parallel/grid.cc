@@ -51,6 +51,10 @@ ParallelGrid::ParallelGrid(loomComm_t world, const GridShape& shape, CommClock* 
       split(world, holdsEmbedding ? c.dp * shape.tp + c.tp : LOOM_SPLIT_NOCOLOR, c.pp, clock);
 }
 
+void ParallelGrid::revokeAll() {
+  for (GroupComm* group : {&world_, &tensor_, &data_, &pipeline_, &embedding_}) group->revoke();
+}
+
 uint64_t ParallelGrid::bytesSent() const {
   return world_.bytesSent() + tensor_.bytesSent() + data_.bytesSent() + pipeline_.bytesSent() +
          embedding_.bytesSent();

@@ -44,6 +44,8 @@ class ParallelGrid {
   GroupComm& embedding() { return embedding_; }
   /// Bytes sent on all groups so far.
   uint64_t bytesSent() const;
+  /// Revokes every group (GroupComm::revoke).
+  void revokeAll();
 
  private:
   GridShape shape_;

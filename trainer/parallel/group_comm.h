@@ -69,6 +69,11 @@ class GroupComm {
 
   /// Payload bytes this rank has sent on this group so far.
   uint64_t bytesSent() const;
+  /// Every live rank's calls on this group return loomRevoked (after a failure,
+  /// so that peers waiting here for a rank that is gone stop waiting).
+  void revoke() {
+    if (comm_) comm_.revoke();
+  }
   /// Counts time this rank's thread spent waiting for this group's calls made
   /// elsewhere (the overlap worker) as communication time.
   void addWaitTime(double seconds) {

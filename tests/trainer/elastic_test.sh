@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# loom-train --elastic under loomrun --keep-going: a rank SIGKILLs itself at a
+# given step (LOOM_TRAIN_KILL=rank:step); the survivors drop its data-parallel
+# replica, redo that step and finish. Their final loss stays within 5 % of the
+# uninterrupted run's. dp 4 (one replica of one rank lost) and dp 2 x tp 2 (a
+# replica of two ranks lost: its surviving rank leaves).
+set -euo pipefail
+train=$1
+loomrun=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export LOOM_TIMEOUT=30
+
+final_loss() { sed -n 's/.*loss [0-9.]* -> \([0-9.]*\) over \([0-9]*\) steps.*/\1 \2/p' "$1"; }
+
+check_case() {  # check_case name kill "expected redo line" grid...
+  local name=$1 kill=$2 redo=$3
+  shift 3
+  timeout 120 "$loomrun" -n 4 "$train" "$@" --steps 30 --quiet >"$tmp/straight" 2>&1 ||
+    { cat "$tmp/straight"; echo "FAIL: $name: the uninterrupted run failed" >&2; exit 1; }
+  if ! LOOM_TRAIN_KILL=$kill timeout 120 "$loomrun" --keep-going -n 4 "$train" "$@" --steps 30 \
+    --quiet --elastic >"$tmp/elastic" 2>&1; then
+    cat "$tmp/elastic"
+    echo "FAIL: $name: the elastic run did not finish with 0" >&2
+    exit 1
+  fi
+  grep -q "$redo" "$tmp/elastic" || { cat "$tmp/elastic"; echo "FAIL: $name: no '$redo'" >&2; exit 1; }
+  read -r straight steps < <(final_loss "$tmp/straight")
+  read -r elastic elasticSteps < <(final_loss "$tmp/elastic")
+  [ "$elasticSteps" = 30 ] || { cat "$tmp/elastic"; echo "FAIL: $name: $elasticSteps steps" >&2; exit 1; }
+  if ! awk -v a="$straight" -v b="$elastic" 'BEGIN { d = (a - b) / a; exit !(d < 0.05 && d > -0.05) }'; then
+    cat "$tmp/elastic"
+    echo "FAIL: $name: final loss $elastic vs $straight uninterrupted (over 5 %)" >&2
+    exit 1
+  fi
+  echo "elastic_test: $name: final loss $elastic vs $straight uninterrupted;" \
+    "$(grep -o 'rebuilt in [0-9]* ms' "$tmp/elastic")"
+}
+
+check_case "dp 4, rank 2 killed at step 10" 2:10 "redoing step 11 on 3 ranks (dp 3)" --dp 4
+check_case "dp 2 x tp 2, rank 1 killed at step 10" 1:10 "redoing step 11 on 2 ranks (dp 1)" \
+  --dp 2 --tp 2
+grep -q "rank 0: its data-parallel replica lost a rank; it leaves" "$tmp/elastic" ||
+  { cat "$tmp/elastic"; echo "FAIL: rank 0 did not leave with its broken replica" >&2; exit 1; }
+echo "elastic_test: ok"
