@@ -18,16 +18,24 @@ from loom.comm import PROD
 from loom.comm import SUM
 from loom.comm import UNIQUE_ID_BYTES
 
+# Error codes a recovering program tells apart (LoomError.code).
+INVALID_USAGE = _capi.INVALID_USAGE
+REMOTE_ERROR = _capi.REMOTE_ERROR
+REVOKED = _capi.REVOKED
+
 __all__ = [
     "AVG",
     "Comm",
     "get_unique_id",
     "group",
+    "INVALID_USAGE",
     "LoomError",
     "MAX",
     "MIN",
     "OPS",
     "PROD",
+    "REMOTE_ERROR",
+    "REVOKED",
     "SUM",
     "UNIQUE_ID_BYTES",
     "version",

@@ -14,6 +14,8 @@ UNIQUE_ID_BYTES = 128
 # loomResult_t: success, and the code of errors raised in Python (use after destroy).
 SUCCESS = 0
 INVALID_USAGE = 5
+REMOTE_ERROR = 6  # a peer died, stalled past LOOM_TIMEOUT, or broke its connection
+REVOKED = 9
 
 # loomDataType_t.
 INT8 = 0
@@ -97,6 +99,14 @@ _declare("loomCommInitRank", _c_result, ctypes.POINTER(_c_comm), ctypes.c_int, U
 _declare("loomCommInitFromEnv", _c_result, ctypes.POINTER(_c_comm))
 _declare("loomCommDestroy", _c_result, _c_comm)
 _declare("loomCommAbort", _c_result, _c_comm)
+_declare("loomCommRevoke", _c_result, _c_comm)
+# (comm, excludeRanks, excludeCount, newcomm, flags)
+_declare("loomCommShrink", _c_result, _c_comm, ctypes.POINTER(ctypes.c_int), ctypes.c_int,
+         ctypes.POINTER(_c_comm), ctypes.c_int)
+_declare("loomCommGetUniqueId", _c_result, _c_comm, ctypes.POINTER(UniqueId))
+# (comm, nranks, id, rank, newcomm)
+_declare("loomCommGrow", _c_result, _c_comm, ctypes.c_int, ctypes.POINTER(UniqueId), ctypes.c_int,
+         ctypes.POINTER(_c_comm))
 _declare("loomCommCount", _c_result, _c_comm, ctypes.POINTER(ctypes.c_int))
 _declare("loomCommUserRank", _c_result, _c_comm, ctypes.POINTER(ctypes.c_int))
 _declare("loomGroupStart", _c_result)

@@ -319,6 +319,56 @@ class Comm:
         if handle is not None:
             _check(_capi.lib.loomCommAbort(handle), handle)
 
+    # -- recovery (docs/reliability.md, "Shrink" and "Grow") --
+
+    def revoke(self):
+        """Every live rank's calls on this communicator raise LoomError (code REVOKED)."""
+        _check(_capi.lib.loomCommRevoke(self._live()), self._handle)
+
+    def shrink(self, exclude=(), abort=False):
+        """The survivors' communicator, after a failure: a new Comm without the ranks
+        in `exclude` and those that died, destroyed this one or stayed silent for one
+        LOOM_TIMEOUT; the rest are renumbered in order. `abort` revokes this one first.
+        This Comm stays open until destroyed.
+        """
+        handle = self._live()
+        ranks = [_int_arg(r, "excluded rank") for r in exclude]
+        array = (ctypes.c_int * max(len(ranks), 1))(*ranks)
+        new = ctypes.c_void_p()
+        _check(_capi.lib.loomCommShrink(handle, array, len(ranks), ctypes.byref(new),
+                                        1 if abort else 0), handle)
+        return Comm._wrap(new.value)
+
+    def grow_id(self):
+        """On one member: starts the rendezvous new ranks grow this communicator through,
+        and returns its id (bytes) to hand to them (Comm.join_grown)."""
+        uid = _capi.UniqueId()
+        _check(_capi.lib.loomCommGetUniqueId(self._live(), ctypes.byref(uid)), self._handle)
+        return bytes(uid)
+
+    def grow(self, nranks):
+        """On every member: this communicator with new ranks above the old size."""
+        handle = self._live()
+        new = ctypes.c_void_p()
+        _check(_capi.lib.loomCommGrow(handle, _int_arg(nranks, "nranks"), None, -1,
+                                      ctypes.byref(new)), handle)
+        return Comm._wrap(new.value)
+
+    @classmethod
+    def join_grown(cls, unique_id, nranks, rank):
+        """On a new rank: joins the grown communicator as `rank` through grow_id()'s id."""
+        uid = _unique_id_struct(unique_id)
+        new = ctypes.c_void_p()
+        _check(_capi.lib.loomCommGrow(None, _int_arg(nranks, "nranks"), ctypes.byref(uid),
+                                      _int_arg(rank, "rank"), ctypes.byref(new)), None)
+        return cls._wrap(new.value)
+
+    @classmethod
+    def _wrap(cls, handle):
+        comm = cls.__new__(cls)
+        comm._adopt(handle)
+        return comm
+
     def __enter__(self):
         return self
 

@@ -235,3 +235,16 @@ def test_bad_unique_id():
         loom.Comm("00" * 128, 1, 0)
     with pytest.raises(loom.LoomError, match="rank=1"):
         loom.Comm(loom.get_unique_id(), 1, 1)
+
+
+def test_survivors_shrink_and_grow_back_after_a_rank_dies():
+    """loom.Comm.shrink / grow_id / grow / join_grown under loomrun --keep-going."""
+    program = pathlib.Path(__file__).resolve().parent / "shrink_rank.py"
+    command = [str(LOOMRUN), "--keep-going", "-n", "4", "--timeout", str(TIMEOUT_S - 10),
+               sys.executable, str(program)]
+    done = subprocess.run(command, env=child_env(LOOM_TIMEOUT="30"), capture_output=True,
+                          text=True, timeout=TIMEOUT_S, check=False)
+    assert done.returncode == 0, f"exited {done.returncode}\n{done.stdout}\n{done.stderr}"
+    for rank in range(3):
+        assert f"shrink_rank {rank}: ok" in done.stdout, done.stdout + done.stderr
+    assert "rank 3 killed by signal 9" in done.stderr, done.stderr
