@@ -27,6 +27,7 @@ sources_for() {
     unique_id) echo "src/bootstrap/unique_id.cc src/core/keyed_hash.cc src/core/error.cc" ;;
     rendezvous_messages | rendezvous_frames)
       echo "src/bootstrap/rendezvous_parser.cc src/bootstrap/peer_status.cc" \
+        "src/bootstrap/shrink_agreement.cc" \
         "src/core/keyed_hash.cc src/core/error.cc"
       ;;
     tcp_wire) echo "src/core/keyed_hash.cc src/core/error.cc" ;;

@@ -10,9 +10,26 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
+#include "core/error.h"
+
 namespace loom {
+
+/// A message arrived with another call's stamp (Link::expectStamp): the peer
+/// is in a different call. InvalidUsage; the communicator names both calls.
+class LinkStampMismatch : public Error {
+ public:
+  LinkStampMismatch(int peer, const char* transport)
+      : Error(ErrorCode::InvalidUsage,
+              fmt::format("rank {} sent a message of a different call over {}", peer, transport)),
+        peer_(peer) {}
+  int peer() const { return peer_; }
+
+ private:
+  int peer_;
+};
 
 class Link {
  public:
@@ -46,6 +63,26 @@ class Link {
   virtual int pollFd() const { return -1; }
   /// With pollFd: whether the link waits to write (POLLOUT) as well as to read.
   virtual bool wantsWrite() const { return false; }
+
+  /// Call stamps: a 32-bit fingerprint of the call (collective, count, type,
+  /// op, root) that messages carry beside their size, so that ranks in
+  /// different calls whose messages happen to have equal sizes fail instead
+  /// of mixing data. stampSends applies to the messages committed next;
+  /// tryRecv throws LinkStampMismatch when a message's stamp and the expected
+  /// one are both non-zero and differ. 0 (the default) is never checked.
+  /// Carried by shm and tcp; ucx and ibverbs do not carry them yet.
+  void stampSends(uint32_t stamp) { sendStamp_ = stamp; }
+  void expectStamp(uint32_t stamp) { recvStamp_ = stamp; }
+
+ protected:
+  /// For transports: throws unless a message stamped `got` may be received.
+  void checkStamp(uint32_t got) const {
+    if (got != recvStamp_ && got != 0 && recvStamp_ != 0) {
+      throw LinkStampMismatch(peer(), transportName());
+    }
+  }
+  uint32_t sendStamp_ = 0;
+  uint32_t recvStamp_ = 0;
 };
 
 }  // namespace loom

@@ -78,12 +78,14 @@ bool StepExecutor::tryStep(const PlanJob& job, const Step& step, size_t first, s
       void* slot = out->trySendSlot(bytes);
       if (slot == nullptr) return false;
       std::memcpy(slot, bufferAt(job.buffers, src, es), bytes);
+      out->stampSends(job.stamp);
       out->commitSend(bytes);
       bytesSent_ += bytes;
       return true;
     }
     case StepKind::Recv: {
       Link* in = link(step.recvPeer, step);
+      in->expectStamp(job.stamp);
       const void* data = in->tryRecv(bytes);
       if (data == nullptr) return false;
       std::memcpy(mutableBufferAt(job.buffers, dst, es), data, bytes);
@@ -92,6 +94,7 @@ bool StepExecutor::tryStep(const PlanJob& job, const Step& step, size_t first, s
     }
     case StepKind::RecvReduce: {
       Link* in = link(step.recvPeer, step);
+      in->expectStamp(job.stamp);
       const void* data = in->tryRecv(bytes);
       if (data == nullptr) return false;
       char* target = mutableBufferAt(job.buffers, dst, es);
@@ -105,6 +108,7 @@ bool StepExecutor::tryStep(const PlanJob& job, const Step& step, size_t first, s
     case StepKind::RecvCopySend: {
       Link* in = link(step.recvPeer, step);
       Link* out = link(step.sendPeer, step);
+      in->expectStamp(job.stamp);
       const void* data = in->tryRecv(bytes);
       if (data == nullptr) return false;
       auto* slot = static_cast<char*>(out->trySendSlot(bytes));
@@ -121,6 +125,7 @@ bool StepExecutor::tryStep(const PlanJob& job, const Step& step, size_t first, s
         std::memcpy(mutableBufferAt(job.buffers, dst, es), data, bytes);
         std::memcpy(slot, data, bytes);
       }
+      out->stampSends(job.stamp);
       out->commitSend(bytes);
       bytesSent_ += bytes;
       in->releaseRecv();

@@ -39,6 +39,9 @@ struct PlanJob {
   PlanBuffers buffers;
   ReduceContext reduce;
   size_t elementSize = 1;
+  /// The call stamp its messages carry and must arrive with (Link::stampSends);
+  /// 0: not checked (sends and receives, whose peers make other calls).
+  uint32_t stamp = 0;
 };
 
 class StepExecutor {

@@ -64,6 +64,9 @@ struct loomComm {
   std::unique_ptr<loom::Bootstrap> bootstrap;
   std::vector<loom::PeerInfo> peers;
   bool allLocal = true;  // every rank on this host, linked by shm
+  /// Set when the call in progress found a peer in another call; the call's
+  /// end then marks its failure as one that local peers stop waiting for at once.
+  bool callMismatched = false;
   /// What this rank tells the other members in loomCommGrow, once it has
   /// started the new ranks' rendezvous (loomCommGetUniqueId): salt, then the
   /// id without its secret. Empty otherwise.

@@ -52,8 +52,8 @@ std::vector<std::unique_ptr<Link>> ucxLinks(Comm& comm, const std::vector<int>& 
   config.slotBytes = comm.config.tcp.slotBytes;
   config.slots = comm.config.tcp.slots;
   config.channels = comm.networkChannels;
-  return connectUcxLinks(*comm.ucxWorker, comm.rank, peers, addresses, comm.id.tag(), config,
-                         deadline, &comm.aborted);
+  return connectUcxLinks(*comm.ucxWorker, comm.rank, peers, addresses, linkCredentials(comm.id),
+                         config, deadline, &comm.aborted);
 }
 #endif
 

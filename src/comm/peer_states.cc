@@ -7,6 +7,7 @@
 #include <exception>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "comm/comm.h"
 #include "comm/operation.h"
@@ -119,6 +120,7 @@ std::string describeLocalCall(Comm& comm, int r) {
 }
 
 StatusScope::~StatusScope() {
+  const bool mismatched = std::exchange(comm_.callMismatched, false);
   comm_.callStatus.busy = false;
   // A failed call keeps its own sequence number, so a peer's report names it.
   comm_.callStatus.failed = std::uncaught_exceptions() > 0;
@@ -130,7 +132,8 @@ StatusScope::~StatusScope() {
   }
   if (status_ == nullptr) return;
   if (comm_.callStatus.failed) {
-    status_->failedAtNs.store(steadyNs(), std::memory_order_relaxed);
+    // 0: "long ago" to every peer, so a mismatch ends their waits at once.
+    status_->failedAtNs.store(mismatched ? 0 : steadyNs(), std::memory_order_relaxed);
     status_->failedCall.store(failedCallWord(comm_.callStatus), std::memory_order_release);
   }
   status_->sequence.store(comm_.collectiveCount, std::memory_order_relaxed);
@@ -150,8 +153,15 @@ void checkLocalPeersGaveUp(Comm& comm) {
     const RankStatus& peer = comm.shm->headerOf(r).status;
     // Only an old failure: peers that fail at about the same time as this
     // rank (all timing out together) each report their own error.
-    if (peer.failedCall.load(std::memory_order_acquire) == mine &&
-        steadyNs() - peer.failedAtNs.load(std::memory_order_relaxed) > kGaveUpLongAgoNs) {
+    if (peer.failedCall.load(std::memory_order_acquire) != mine) continue;
+    const int64_t failedAt = peer.failedAtNs.load(std::memory_order_relaxed);
+    if (failedAt == 0) {
+      raise(ErrorCode::InvalidUsage,
+            "rank {} found ranks in different calls during {} #{} (its error names both) and "
+            "gave up on it: every rank must make the same collective calls in the same order",
+            r, collectiveName(comm.callStatus.collective), comm.callStatus.sequence);
+    }
+    if (steadyNs() - failedAt > kGaveUpLongAgoNs) {
       raise(ErrorCode::RemoteError,
             "rank {} already failed {} #{} and gave up on it, so this call cannot complete (its "
             "own error says why)",

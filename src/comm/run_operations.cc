@@ -62,6 +62,17 @@ struct CountSent {
 
 void runDirectRounds(DirectExecutor& direct, const Operation& op, const ReduceContext& rc);
 
+/// Ranks in different calls: fails this one naming both, and marks the
+/// failure so that local peers still waiting in this call fail at once too.
+[[noreturn]] void raiseCallMismatch(Comm& comm, const Operation& op, uint64_t sequence, int peer) {
+  comm.callMismatched = true;
+  raise(ErrorCode::InvalidUsage,
+        "rank {} called #{}: {}, but rank {} {}: every rank must make the same collective calls "
+        "in the same order (LOOM_CHECK=1 compares each call before it runs)",
+        comm.rank, sequence, describeCallShape(op.collective, op.count, op.type, op.op, op.root),
+        peer, describeLocalCall(comm, peer));
+}
+
 void runDirect(Comm& comm, const Operation& op, uint64_t sequence, Waiter& waiter) {
   DirectOptions options;
   options.call = callFingerprint(op.collective, op.count, op.type, op.op, op.root);
@@ -77,11 +88,7 @@ void runDirect(Comm& comm, const Operation& op, uint64_t sequence, Waiter& waite
   try {
     runDirectRounds(direct, op, reduceContext(comm, op));
   } catch (const CallMismatch& mismatch) {
-    raise(ErrorCode::InvalidUsage,
-          "rank {} called #{}: {}, but rank {} {}: every rank must make the same collective "
-          "calls in the same order (LOOM_CHECK=1 compares each call before it runs)",
-          comm.rank, sequence, describeCallShape(op.collective, op.count, op.type, op.op, op.root),
-          mismatch.peer(), describeLocalCall(comm, mismatch.peer()));
+    raiseCallMismatch(comm, op, sequence, mismatch.peer());
   }
 }
 
@@ -114,10 +121,13 @@ void runDirectRounds(DirectExecutor& direct, const Operation& op, const ReduceCo
 // algorithms, three phases for the hierarchical and host-tree all-reduces.
 // Each phase's messages on a link are all received within that phase, so
 // phases never mix on a FIFO.
-void runPlans(Comm& comm, const Operation& op, std::span<const RankPlan* const> plans,
-              size_t sliceBytes, Waiter& waiter) {
+void runPlans(Comm& comm, const Operation& op, uint64_t sequence,
+              std::span<const RankPlan* const> plans, size_t sliceBytes, Waiter& waiter) {
   StepExecutor executor(comm.channelLinks, sliceBytes, waiter);
   const CountSent<StepExecutor> count{comm, executor};
+  // The low half of the call's fingerprint travels with every message.
+  const auto stamp =
+      static_cast<uint32_t>(callFingerprint(op.collective, op.count, op.type, op.op, op.root) | 1);
   std::vector<char> scratch;
   for (const RankPlan* plan : plans) {
     scratch.resize(plan->scratchElements * dataTypeSize(op.type));
@@ -126,7 +136,12 @@ void runPlans(Comm& comm, const Operation& op, std::span<const RankPlan* const> 
     job.buffers = {static_cast<const char*>(op.send), static_cast<char*>(op.recv), scratch.data()};
     job.reduce = reduceContext(comm, op);
     job.elementSize = dataTypeSize(op.type);
-    executor.run({&job, 1});
+    job.stamp = stamp;
+    try {
+      executor.run({&job, 1});
+    } catch (const LinkStampMismatch& mismatch) {
+      raiseCallMismatch(comm, op, sequence, mismatch.peer());
+    }
   }
 }
 
@@ -162,7 +177,7 @@ void runCollective(Comm& comm, const Operation& op) {
     const auto phases = comm.phasedPlan(algorithm, op.count, isInPlace(comm, op), choice.channels);
     std::vector<const RankPlan*> plans;
     for (const RankPlan& phase : *phases) plans.push_back(&phase);
-    runPlans(comm, op, plans, choice.sliceBytes, waiter);
+    runPlans(comm, op, sequence, plans, choice.sliceBytes, waiter);
     return;
   }
   PlanRequest req;
@@ -176,7 +191,7 @@ void runCollective(Comm& comm, const Operation& op) {
   req.channels = choice.channels;
   const auto plan = comm.plan(req);
   const RankPlan* one = plan.get();
-  runPlans(comm, op, {&one, 1}, choice.sliceBytes, waiter);
+  runPlans(comm, op, sequence, {&one, 1}, choice.sliceBytes, waiter);
 }
 
 namespace {

@@ -1,9 +1,9 @@
 // Fuzzes what a rank parses from the rendezvous server: frames (FrameParser,
 // shared with the client), Gather payloads (decodeGather) and States payloads
-// (decodeReports). Invariants:
+// (decodeReports), Agreed payloads (decodeShrinkVerdict). Invariants:
 //  - whole or in random pieces, the same frames and the same error;
 //  - frames re-encode to exactly the bytes consumed, within their bounds;
-//  - a Gather or States payload that decodes for n ranks re-encodes to itself.
+//  - a Gather, States or Agreed payload that decodes for n ranks re-encodes to itself.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -79,6 +79,21 @@ void checkReports(const std::string& payload, int nranks) {
   FUZZ_CHECK(encodeReports(reports) == payload);
 }
 
+void checkVerdict(const std::string& payload, int nranks) {
+  loom::ShrinkVerdict verdict;
+  try {
+    verdict = decodeShrinkVerdict(payload, nranks);
+  } catch (const loom::Error& e) {
+    FUZZ_CHECK(e.code() == loom::ErrorCode::RemoteError);
+    return;
+  }
+  for (size_t i = 0; i < verdict.out.size(); ++i) {
+    FUZZ_CHECK(verdict.out[i] < static_cast<uint32_t>(nranks));
+    FUZZ_CHECK(i == 0 || verdict.out[i] > verdict.out[i - 1]);
+  }
+  FUZZ_CHECK(encodeShrinkVerdict(verdict) == payload);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -122,6 +137,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         FUZZ_CHECK(f.payload.size() <= static_cast<size_t>(nranks) * kReportBytes);
         checkReports(f.payload, nranks);
         break;
+      case FrameKind::Agreed:
+        FUZZ_CHECK(f.payload.size() <= kAgreedHeaderBytes + static_cast<size_t>(nranks) * 4);
+        checkVerdict(f.payload, nranks);
+        break;
       default:
         FUZZ_CHECK(false);
     }
@@ -134,5 +153,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Any bytes also make a Gather payload: the decoder must hold on its own.
   checkGather(std::string(reinterpret_cast<const char*>(data), size), nranks);
   checkReports(std::string(reinterpret_cast<const char*>(data), size), nranks);
+  checkVerdict(std::string(reinterpret_cast<const char*>(data), size), nranks);
   return 0;
 }

@@ -1,10 +1,12 @@
 // Fuzzes what the rendezvous server parses from a client (one hello, then
-// Round/Leave/Status/Query messages) with the MessageParser the server itself uses.
+// Round/Leave/Status/Query/Revoke/Shrink messages) with the MessageParser the
+// server itself uses, and a Shrink payload with the decoder the server runs on it.
 // Invariants:
 //  - fed whole or in random pieces, the parser yields the same messages and
 //    the same error: a message split by the network is never lost or misread;
 //  - the messages re-encode to exactly the bytes consumed (canonical format);
-//  - what stays buffered is less than one bounded message.
+//  - what stays buffered is less than one bounded message;
+//  - a Shrink payload either fails to decode (RemoteError) or re-encodes to itself.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,6 +26,21 @@ struct Outcome {
   std::string error;
   size_t buffered = 0;
 };
+
+// The server decodes a Shrink payload once it knows the world size; any size will do here.
+void checkShrinkRequest(const std::string& payload) {
+  constexpr int kRanks = 8;
+  loom::ShrinkRequest request;
+  try {
+    request = decodeShrinkRequest(payload, kRanks);
+  } catch (const loom::Error& e) {
+    FUZZ_CHECK(e.code() == loom::ErrorCode::RemoteError);
+    return;
+  }
+  FUZZ_CHECK(request.excluded.size() <= kRanks);
+  for (const uint32_t r : request.excluded) FUZZ_CHECK(r < kRanks);
+  FUZZ_CHECK(encodeShrinkRequest(request) == payload);
+}
 
 std::string encode(const ClientMessage& m) {
   switch (m.kind) {
@@ -47,6 +64,10 @@ std::string encode(const ClientMessage& m) {
     case ClientMessage::Kind::Revoke:
       FUZZ_CHECK(m.blob.empty());
       return message(MessageKind::Revoke, "");
+    case ClientMessage::Kind::Shrink:
+      FUZZ_CHECK(m.blob.size() <= kMaxShrinkBytes);
+      checkShrinkRequest(m.blob);
+      return message(MessageKind::Shrink, m.blob);
   }
   FUZZ_CHECK(false);
   return {};

@@ -109,6 +109,9 @@ def seeds():
         "query_with_payload": b"\x04" + h + message(4, b"?"),
         "revoke": b"\x05" + h + message(1, b"r") + message(5) + message(4),
         "revoke_with_payload": b"\x03" + h + message(5, b"x"),
+        "shrink": b"\x04" + h + message(6, struct.pack("<II", 30000, 2) + struct.pack("<II", 1, 3)),
+        "shrink_empty": b"\x02" + h + message(6, struct.pack("<II", 0, 0)),
+        "shrink_count_past_end": b"\x03" + h + message(6, struct.pack("<II", 5, 9)),
     }
     # First byte: split seed; second: world size - 1 (mod 8).
     g = gather([b"zero", b"", b"two" * 10])
@@ -133,6 +136,12 @@ def seeds():
         "revoked_between_gathers": b"\x06\x02" + frame(3, g) + frame(8, struct.pack("<I", 2))
         + frame(3, g),
         "revoked_short": b"\x02\x01" + frame(8, b"\x01\x00"),
+        "agreed": b"\x03\x03" + frame(9, struct.pack("<I", 40123) + bytes(range(16))
+                                        + struct.pack("<III", 2, 1, 3)),
+        "agreed_unsorted": b"\x02\x03" + frame(9, struct.pack("<I", 1) + bytes(16)
+                                                 + struct.pack("<III", 2, 3, 1)),
+        "agreed_big_port": b"\x01\x01" + frame(9, struct.pack("<I", 70000) + bytes(16)
+                                                 + struct.pack("<I", 0)),
     }
     yield "tcp_wire", {
         "hello": tcp_hello(0x1122334455667788, 3, 1, 4, 1 << 20),

@@ -4,6 +4,7 @@
 // data, never a wait until LOOM_TIMEOUT.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,68 @@ INSTANTIATE_TEST_SUITE_P(Shm, CallMismatch,
                              // Many rounds, or single-copy: the first round already differs.
                              MismatchCase{"large_counts", {{1 << 20}, {2 << 20}, {3 << 20}}}),
                          caseName);
+
+// Over links (the ring and the tree, on shm links and tcp) messages carry a
+// stamp of their call: equal sizes with another op or type fail too. A rank
+// that found the mismatch names both calls; a local peer that only waits for
+// it learns at once that the ranks disagree. Partial results may already be
+// in the output buffers (a ring reduces as it goes), so only the result and
+// the time are checked.
+struct LinkCase {
+  const char* name;
+  std::vector<Call> calls;  // one per rank
+  const char* algorithm;
+  Transport transport = Transport::Shm;
+};
+
+class LinkCallMismatch : public ::testing::TestWithParam<LinkCase> {};
+
+TEST_P(LinkCallMismatch, EveryRankFailsPromptly) {
+  const LinkCase& c = GetParam();
+  RunOptions options;
+  options.launch = Launch::Processes;
+  options.transport = c.transport;
+  options.nranks = static_cast<int>(c.calls.size());
+  options.env = {{"LOOM_TIMEOUT", "20"}, {"LOOM_ALGO", c.algorithm}};
+  const auto results = runRanks(options, [&](int rank, int, loomComm_t comm) {
+    const Call call = c.calls[static_cast<size_t>(rank)];
+    std::vector<unsigned char> send(call.count * loomTypeSize(call.type), 1);
+    std::vector<unsigned char> recv(send.size());
+    RankOutcome out;
+    const auto started = std::chrono::steady_clock::now();
+    const loomResult_t rc =
+        loomAllReduce(send.data(), recv.data(), call.count, call.type, call.op, comm, nullptr);
+    const auto took = std::chrono::steady_clock::now() - started;
+    const std::string message = rc == loomSuccess ? "" : loomGetLastError(comm);
+    const bool namesBoth =
+        message.find("rank " + std::to_string(rank) + " called #0: AllReduce") != std::string::npos;
+    const bool toldByPeer = message.find("found ranks in different calls") != std::string::npos;
+    if (rc != loomInvalidUsage) {
+      out.error = "result " + std::to_string(rc) + " instead of loomInvalidUsage: " + message;
+    } else if (!namesBoth && !toldByPeer) {
+      out.error = "the message says neither call nor who found the mismatch: " + message;
+    } else if (took > std::chrono::seconds(5)) {
+      out.error = "the failure took more than 5 s (LOOM_TIMEOUT is 20)";
+    }
+    return out;
+  });
+  EXPECT_EQ(failures(results), "");
+}
+
+std::string linkCaseName(const ::testing::TestParamInfo<LinkCase>& info) {
+  return std::string(info.param.name) + "_" + info.param.algorithm + "_" +
+         transportName(info.param.transport);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Links, LinkCallMismatch,
+    ::testing::Values(
+        LinkCase{"op", {{4096}, {4096, loomFloat32, loomMax}, {4096}}, "ring"},
+        LinkCase{"type", {{4096}, {4096}, {4096, loomInt32}}, "ring"},
+        LinkCase{"op", {{4096}, {4096}, {4096}, {4096, loomFloat32, loomProd}}, "tree"},
+        LinkCase{"op", {{4096}, {4096, loomFloat32, loomMin}}, "ring", Transport::Tcp},
+        LinkCase{"type", {{4096, loomInt32}, {4096}}, "ring", Transport::Tcp}),
+    linkCaseName);
 
 }  // namespace
 }  // namespace loomtest

@@ -21,6 +21,7 @@
 
 #include "core/error.h"
 #include "link_traffic.h"
+#include "tcp_mesh.h"
 #include "transports/ucx/ucx_transport.h"
 
 namespace loom {
@@ -59,17 +60,19 @@ World makeWorkers(int nranks, const UcxWorker::Settings& settings = {}) {
   return w;
 }
 
-// Connects the ranks in `connecting` (threads) all-to-all; tags[r] is rank r's commTag.
+// Connects the ranks in `connecting` (threads) all-to-all; tags[r] is rank r's commTag,
+// keys[r] its link key (default: one key for all).
 void connect(World& w, const std::vector<int>& connecting, const UcxConfig& config,
              const std::vector<uint64_t>& tags, std::chrono::milliseconds timeout = 5s,
-             const std::atomic<bool>* abortFlag = nullptr) {
+             const std::atomic<bool>* abortFlag = nullptr, const std::vector<Digest>& keys = {}) {
   const int nranks = static_cast<int>(w.workers.size());
   std::vector<std::thread> threads;
   for (int r : connecting) {
     threads.emplace_back([&, r] {
       try {
-        w.links[r] = connectUcxLinks(*w.workers[r], r, othersThan(r, nranks), w.addresses, tags[r],
-                                     config, Deadline::after(timeout), abortFlag);
+        const LinkCredentials credentials{tags[r], keys.empty() ? sharedTestKey() : keys[r]};
+        w.links[r] = connectUcxLinks(*w.workers[r], r, othersThan(r, nranks), w.addresses,
+                                     credentials, config, Deadline::after(timeout), abortFlag);
       } catch (const Error& e) {
         w.errors[r] = e.what();
       }
@@ -234,6 +237,21 @@ TEST(UcxLink, SizeMismatchIsRemoteError) {
   }
 }
 
+// A hello MACed with another key is a stray, never a peer: the handshake goes
+// on waiting (here until its short deadline) and the refusal says why.
+TEST(UcxLink, WrongKeyIsIgnored) {
+  UcxConfig config;
+  World w = makeWorkers(2);
+  Digest other = sharedTestKey();
+  other[0] ^= 1;
+  connect(w, {0, 1}, config, {7, 7}, 1s, nullptr, {sharedTestKey(), other});
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(w.errors[r].find("does not prove the communicator's key"), std::string::npos)
+        << w.errors[r];
+    EXPECT_TRUE(w.links[r].empty());
+  }
+}
+
 TEST(UcxLink, OversizedSendIsRejected) {
   UcxConfig config;
   config.slotBytes = 100;
@@ -264,7 +282,8 @@ TEST(UcxLink, SlotSizeMismatchIsRefused) {
       UcxConfig config;
       config.slotBytes = r == 0 ? 4096 : 8192;
       try {
-        w.links[r] = connectUcxLinks(*w.workers[r], r, {1 - r}, w.addresses, 5, config,
+        w.links[r] = connectUcxLinks(*w.workers[r], r, {1 - r}, w.addresses,
+                                     LinkCredentials{5, sharedTestKey()}, config,
                                      Deadline::after(3s), nullptr);
       } catch (const Error& e) {
         w.errors[r] = e.what();
@@ -410,7 +429,8 @@ TEST(UcxLink, InvalidPeersAndConfigRejected) {
   UcxConfig config;
   const std::vector<std::string> addresses{worker.address(), worker.address()};
   auto connectTo = [&](std::vector<int> peers, const std::vector<std::string>& addrs) {
-    connectUcxLinks(worker, 0, peers, addrs, 1, config, Deadline::after(1s), nullptr);
+    connectUcxLinks(worker, 0, peers, addrs, LinkCredentials{1, sharedTestKey()}, config,
+                    Deadline::after(1s), nullptr);
   };
   EXPECT_THROW(connectTo({0}, addresses), Error);     // itself
   EXPECT_THROW(connectTo({2}, addresses), Error);     // outside the world

@@ -82,9 +82,11 @@ struct alignas(64) SegmentHeader {
 };
 
 struct FifoControl {
-  alignas(64) std::atomic<uint64_t> tail;    // messages published by the sender
-  alignas(64) std::atomic<uint64_t> head;    // messages consumed by the receiver
-  alignas(64) uint64_t sizes[kMaxShmSlots];  // byte count of each slot's message
+  alignas(64) std::atomic<uint64_t> tail;  // messages published by the sender
+  alignas(64) std::atomic<uint64_t> head;  // messages consumed by the receiver
+  /// Per slot: the message's byte count, and its call stamp in the high 32
+  /// bits (Link::stampSends; slots are far below 4 GiB).
+  alignas(64) uint64_t sizes[kMaxShmSlots];
 };
 
 struct SegmentLayout {

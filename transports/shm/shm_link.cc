@@ -26,7 +26,7 @@ void* ShmLink::trySendSlot(size_t bytes) {
 }
 
 void ShmLink::commitSend(size_t bytes) {
-  out_.fifo->sizes[sendTail_ % slots_] = bytes;
+  out_.fifo->sizes[sendTail_ % slots_] = bytes | uint64_t{sendStamp_} << 32;
   ++sendTail_;
   out_.fifo->tail.store(sendTail_, std::memory_order_release);
   peerBell_->ring();
@@ -36,13 +36,15 @@ const void* ShmLink::tryRecv(size_t bytes) {
   const uint64_t tail = in_.fifo->tail.load(std::memory_order_acquire);
   if (tail == recvHead_) return nullptr;
   const size_t slot = recvHead_ % slots_;
-  const uint64_t sent = in_.fifo->sizes[slot];
+  const uint64_t word = in_.fifo->sizes[slot];
+  const uint64_t sent = word & 0xffffffffu;
   if (sent != bytes) {
     raise(ErrorCode::RemoteError,
           "rank {} sent a {}-byte message where {} bytes were expected: ranks disagree on the "
           "collective (run with LOOM_CHECK=1 to find the mismatch)",
           peer_, sent, bytes);
   }
+  checkStamp(static_cast<uint32_t>(word >> 32));
   return in_.slots + slot * slotBytes_;
 }
 

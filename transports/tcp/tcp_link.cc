@@ -32,8 +32,13 @@ TcpLink::TcpLink(int peer, std::vector<Socket> sockets, const TcpConfig& config)
       sendHeader_(config.slots * tcp::kMessageHeaderBytes),
       recvData_(config.slots * config.slotBytes),
       recvLength_(config.slots),
+      recvStampOf_(config.slots),
       recvHeader_(config.slots * tcp::kMessageHeaderBytes) {
   if (!epoll_.valid()) raiseErrno("epoll_create1 for tcp link");
+  if (config.slotBytes > UINT32_MAX) {
+    raise(ErrorCode::InvalidArgument, "tcp slots of {} bytes: the message header holds 32 bits",
+          config.slotBytes);
+  }
   for (auto& sock : sockets) {
     setNonBlocking(sock.fd());
     setNoDelay(sock.fd());
@@ -80,7 +85,8 @@ void TcpLink::commitSend(size_t bytes) {
   uint8_t* header = &sendHeader_[slot * tcp::kMessageHeaderBytes];
   tcp::putU32(header, tcp::kMessageMagic);
   tcp::putU32(header + 4, static_cast<uint32_t>(sendHead_));
-  tcp::putU64(header + 8, bytes);
+  tcp::putU32(header + 8, static_cast<uint32_t>(bytes));
+  tcp::putU32(header + 12, sendStamp_);
   ++sendHead_;
   progress();
 }
@@ -102,6 +108,7 @@ const void* TcpLink::tryRecv(size_t bytes) {
             "the plan)",
             peer_, message, bytes, sent);
     }
+    checkStamp(recvStampOf_[message % slots_]);
     for (size_t s = 1; s < streams_.size(); ++s) skipEmptyParts(s);
   }
   if (messageArrived(message)) return recvSlot(message);
@@ -221,7 +228,7 @@ bool TcpLink::pumpRecv(size_t s) {
       const uint8_t* header = &recvHeader_[slot * tcp::kMessageHeaderBytes];
       const uint32_t magic = tcp::getU32(header);
       const uint32_t sequence = tcp::getU32(header + 4);
-      const uint64_t length = tcp::getU64(header + 8);
+      const uint64_t length = tcp::getU32(header + 8);
       if (magic != tcp::kMessageMagic || sequence != static_cast<uint32_t>(message) ||
           length > slotBytes_) {
         raise(ErrorCode::RemoteError,
@@ -230,6 +237,7 @@ bool TcpLink::pumpRecv(size_t s) {
               peer_, message, magic, sequence, length, slotBytes_);
       }
       recvLength_[slot] = length;
+      recvStampOf_[slot] = tcp::getU32(header + 12);
       recvHeaders_ = message + 1;
     }
     const Range part = partOf(recvLength_[slot], s);

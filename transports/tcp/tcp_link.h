@@ -88,6 +88,7 @@ class TcpLink final : public Link {
 
   std::vector<uint8_t> recvData_;
   std::vector<uint64_t> recvLength_;
+  std::vector<uint32_t> recvStampOf_;  // each received slot's call stamp
   std::vector<uint8_t> recvHeader_;
   uint64_t recvHeaders_ = 0;  // messages whose header has been read
   uint64_t recvTail_ = 0;     // messages released by the consumer

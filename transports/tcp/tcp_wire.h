@@ -115,8 +115,9 @@ struct Ack {
   }
 };
 
-/// Precedes every message on a link's socket 0: magic, sequence number (low 32
-/// bits of the message index, catches a stream out of step) and length.
+/// Precedes every message on a link's socket 0: magic u32, sequence number u32
+/// (low 32 bits of the message index, catches a stream out of step), length
+/// u32 and the call stamp u32 (Link::stampSends; 0: not checked).
 inline constexpr uint32_t kMessageMagic = 0x4c4d5347;  // "LMSG"
 inline constexpr size_t kMessageHeaderBytes = 16;
 

@@ -51,18 +51,17 @@ void validate(int myRank, const std::vector<int>& peers, size_t worldSize,
 
 class Handshake {
  public:
-  Handshake(std::shared_ptr<ucx::WorkerState> worker, int myRank, uint64_t commTag,
-            const UcxConfig& config, const std::vector<std::string>& addresses)
+  Handshake(std::shared_ptr<ucx::WorkerState> worker, int myRank,
+            const LinkCredentials& credentials, const UcxConfig& config,
+            const std::vector<std::string>& addresses)
       : worker_(std::move(worker)),
         myRank_(myRank),
-        commTag_(commTag),
+        commTag_(credentials.commTag),
+        key_(credentials.key),
         slotBytes_(config.slotBytes),
         addresses_(addresses),
-        memory_(std::make_shared<Memory>()) {
-    Hello{commTag, static_cast<uint32_t>(myRank), slotBytes_,
-          wire::fnv1a(addresses[static_cast<size_t>(myRank)])}
-        .encode(memory_->hello.data());
-  }
+        myAddressHash_(wire::fnv1a(addresses[static_cast<size_t>(myRank)])),
+        memory_(std::make_shared<Memory>()) {}
 
   ~Handshake() {
     std::vector<void*> requests;
@@ -95,11 +94,19 @@ class Handshake {
     memory_->inbox.resize(ranks.size());
     receives_.resize(ranks.size());
     for (size_t i = 0; i < receives_.size(); ++i) post(i);
+    // Each peer's hello names it and carries a MAC bound to its worker's address.
+    memory_->hellos.resize(peers_.size());
+    size_t index = 0;
     for (auto& [rank, peer] : peers_) {
+      Hello hello{commTag_, static_cast<uint32_t>(myRank_), static_cast<uint32_t>(rank), slotBytes_,
+                  myAddressHash_};
+      hello.mac = hello.expectedMac(key_, wire::fnv1a(addresses_[static_cast<size_t>(rank)]));
+      uint8_t* bytes = memory_->hellos[index++].data();
+      hello.encode(bytes);
       ucp_request_param_t params{};
-      peer.send = check(ucp_tag_send_nbx(peer.endpoint->ep(), memory_->hello.data(), Hello::kBytes,
-                                         ucx::kHelloTag, &params),
-                        rank, "send its handshake");
+      peer.send = check(
+          ucp_tag_send_nbx(peer.endpoint->ep(), bytes, Hello::kBytes, ucx::kHelloTag, &params),
+          rank, "send its handshake");
     }
   }
 
@@ -173,7 +180,7 @@ class Handshake {
   };
   // What UCX reads and writes, kept alive past us if a request outlives us.
   struct Memory {
-    std::array<uint8_t, Hello::kBytes> hello{};
+    std::vector<std::array<uint8_t, Hello::kBytes>> hellos;  // one per peer
     std::vector<std::array<uint8_t, Hello::kBytes>> inbox;
   };
 
@@ -223,6 +230,14 @@ class Handshake {
       return stray(fmt::format(
           "a handshake claiming rank {} from a worker that is not rank {}'s address", rank, rank));
     }
+    // Only a holder of the communicator's key can make a hello for this worker.
+    if (hello.to != static_cast<uint32_t>(myRank_) ||
+        !sameBytes(hello.mac, hello.expectedMac(key_, myAddressHash_))) {
+      return stray(fmt::format(
+          "a handshake claiming rank {} that does not prove the communicator's key (a different "
+          "unique id or LOOM_SECRET, or a forged or replayed hello)",
+          rank));
+    }
     // The message comes from the worker we know as `rank`: a disagreement is real.
     if (hello.commTag != commTag_) {
       raise(ErrorCode::RemoteError,
@@ -250,8 +265,10 @@ class Handshake {
   std::shared_ptr<ucx::WorkerState> worker_;
   int myRank_;
   uint64_t commTag_;
+  Digest key_;
   uint64_t slotBytes_;
   const std::vector<std::string>& addresses_;
+  uint64_t myAddressHash_;
   std::shared_ptr<Memory> memory_;
   std::map<int, Peer> peers_;
   std::vector<Receive> receives_;
@@ -263,8 +280,8 @@ class Handshake {
 std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, int myRank,
                                                    const std::vector<int>& peers,
                                                    const std::vector<std::string>& peerAddresses,
-                                                   uint64_t commTag, const UcxConfig& config,
-                                                   Deadline deadline,
+                                                   const LinkCredentials& credentials,
+                                                   const UcxConfig& config, Deadline deadline,
                                                    const std::atomic<bool>* abortFlag) {
   validate(myRank, peers, peerAddresses.size(), config);
   if (peerAddresses[static_cast<size_t>(myRank)] != worker.address()) {
@@ -272,7 +289,7 @@ std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, int myRank
           "ucx: peerAddresses[{}] is not this worker's address (rank {} would not be recognised)",
           myRank, myRank);
   }
-  Handshake handshake(worker.state_, myRank, commTag, config, peerAddresses);
+  Handshake handshake(worker.state_, myRank, credentials, config, peerAddresses);
   handshake.start(peers);
   while (!handshake.poll()) {
     if (abortFlag != nullptr && abortFlag->load()) {
@@ -292,8 +309,8 @@ std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, int myRank
   links.reserve(peers.size() * static_cast<size_t>(config.channels));
   for (int channel = 0; channel < config.channels; ++channel) {
     for (const auto& endpoint : endpoints) {
-      links.push_back(
-          std::make_unique<UcxLink>(worker.state_, endpoint, commTag, myRank, channel, config));
+      links.push_back(std::make_unique<UcxLink>(worker.state_, endpoint, credentials.commTag,
+                                                myRank, channel, config));
     }
   }
   LOOM_INFO("ucx: rank {} connected {} links ({} channel(s))", myRank, links.size(),

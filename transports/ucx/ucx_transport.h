@@ -15,6 +15,7 @@
 
 #include "core/deadline.h"
 #include "transports/link.h"
+#include "transports/link_credentials.h"
 
 namespace loom {
 
@@ -51,16 +52,17 @@ class UcxWorker {
  private:
   friend std::vector<std::unique_ptr<Link>> connectUcxLinks(
       UcxWorker& worker, int myRank, const std::vector<int>& peers,
-      const std::vector<std::string>& peerAddresses, uint64_t commTag, const UcxConfig& config,
-      Deadline deadline, const std::atomic<bool>* abortFlag);
+      const std::vector<std::string>& peerAddresses, const LinkCredentials& credentials,
+      const UcxConfig& config, Deadline deadline, const std::atomic<bool>* abortFlag);
 
   std::shared_ptr<ucx::WorkerState> state_;
 };
 
 /// Connects a link to every rank in `peers`. Every rank of the set calls this
-/// with the same `commTag` and `config.slotBytes`; each pair exchanges a
-/// handshake carrying (commTag, rank), and a peer of another communicator is
-/// refused with RemoteError on both sides. `peerAddresses` is indexed by rank
+/// with the same credentials and `config.slotBytes`; each pair exchanges a
+/// handshake carrying (commTag, rank) and a MAC with the credentials' key, and
+/// a peer of another communicator is refused with RemoteError on both sides; a
+/// hello without a valid MAC is ignored as a stray. `peerAddresses` is indexed by rank
 /// (UcxWorker::address() of each). Throws RemoteError naming the ranks not heard
 /// from by `deadline`, Aborted once *abortFlag is set. Returns config.channels
 /// links per peer, channel-major: link c * peers.size() + i is channel c's
@@ -68,8 +70,8 @@ class UcxWorker {
 std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, int myRank,
                                                    const std::vector<int>& peers,
                                                    const std::vector<std::string>& peerAddresses,
-                                                   uint64_t commTag, const UcxConfig& config,
-                                                   Deadline deadline,
+                                                   const LinkCredentials& credentials,
+                                                   const UcxConfig& config, Deadline deadline,
                                                    const std::atomic<bool>* abortFlag);
 
 }  // namespace loom

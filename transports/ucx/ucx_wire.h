@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/keyed_hash.h"
 #include "core/wire.h"
 
 namespace loom::ucx {
@@ -40,30 +41,49 @@ inline uint64_t dataTag(uint64_t commTag, int senderRank, int channel) {
 /// Each rank -> each peer, once. `addressHash` (fnv1a of the sender's address
 /// as published) tells the receiver the message really comes from the worker it
 /// knows as `rank`, so a mismatch there is a stray, not a peer's disagreement.
+/// `mac` proves the communicator's link key: HMAC-SHA256 over the hello (mac
+/// zeroed) and the receiver's address hash, so a hello is good for one
+/// receiving worker of one communicator only (docs/security.md).
 struct Hello {
-  static constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'U', 'C', 'X', '1'};
-  static constexpr size_t kBytes = 40;
+  static constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'U', 'C', 'X', '2'};
+  static constexpr size_t kBytes = 72;
+  static constexpr std::string_view kLabel = "loom ucx hello";
   uint64_t commTag = 0;
   uint32_t rank = 0;
+  uint32_t to = 0;  ///< the receiving rank
   uint64_t slotBytes = 0;
   uint64_t addressHash = 0;
+  Digest mac{};
 
   void encode(uint8_t* out) const {
     std::memcpy(out, kMagic, 8);
     wire::putU64(out + 8, commTag);
     wire::putU32(out + 16, rank);
-    wire::putU32(out + 20, 0);
+    wire::putU32(out + 20, to);
     wire::putU64(out + 24, slotBytes);
     wire::putU64(out + 32, addressHash);
+    std::memcpy(out + 40, mac.data(), mac.size());
   }
-  /// False if the magic or the reserved word is wrong.
+  /// False if the magic is wrong.
   bool decode(const uint8_t* in) {
-    if (std::memcmp(in, kMagic, 8) != 0 || wire::getU32(in + 20) != 0) return false;
+    if (std::memcmp(in, kMagic, 8) != 0) return false;
     commTag = wire::getU64(in + 8);
     rank = wire::getU32(in + 16);
+    to = wire::getU32(in + 20);
     slotBytes = wire::getU64(in + 24);
     addressHash = wire::getU64(in + 32);
+    std::memcpy(mac.data(), in + 40, mac.size());
     return true;
+  }
+  /// The MAC this hello must carry for a receiver whose address hashes to `receiverHash`.
+  Digest expectedMac(const Digest& key, uint64_t receiverHash) const {
+    Hello unsigned_ = *this;
+    unsigned_.mac = {};
+    uint8_t bytes[kBytes];
+    unsigned_.encode(bytes);
+    uint8_t receiver[8];
+    wire::putU64(receiver, receiverHash);
+    return hmacSha256(key, kLabel, {std::span<const uint8_t>(bytes, 40), receiver});
   }
 };
 
