@@ -2,8 +2,9 @@
 # loom-train --elastic under loomrun --keep-going: a rank SIGKILLs itself at a
 # given step (LOOM_TRAIN_KILL=rank:step); the survivors drop its data-parallel
 # replica, redo that step and finish. Their final loss stays within 5 % of the
-# uninterrupted run's. dp 4 (one replica of one rank lost) and dp 2 x tp 2 (a
-# replica of two ranks lost: its surviving rank leaves).
+# uninterrupted run's. dp 4 (one replica of one rank lost), dp 2 x tp 2 (a
+# replica of two ranks lost: its surviving rank leaves), and dp 2 x pp 2 with a
+# random rank killed at a random step (seed printed; LOOM_FAULT_SEED repeats it).
 set -euo pipefail
 train=$1
 loomrun=$2
@@ -42,4 +43,12 @@ check_case "dp 2 x tp 2, rank 1 killed at step 10" 1:10 "redoing step 11 on 2 ra
   --dp 2 --tp 2
 grep -q "rank 0: its data-parallel replica lost a rank; it leaves" "$tmp/elastic" ||
   { cat "$tmp/elastic"; echo "FAIL: rank 0 did not leave with its broken replica" >&2; exit 1; }
+# A random rank at a random step (LOOM_FAULT_SEED repeats a run).
+seed=${LOOM_FAULT_SEED:-$RANDOM}
+RANDOM=$seed
+victim=$((RANDOM % 4))
+step=$((RANDOM % 28 + 1))
+echo "elastic_test: seed $seed: rank $victim killed at step $step of dp 2 x pp 2"
+check_case "dp 2 x pp 2, rank $victim killed at step $step" "$victim:$step" \
+  "redoing step $((step + 1)) on 2 ranks (dp 1)" --dp 2 --pp 2
 echo "elastic_test: ok"
