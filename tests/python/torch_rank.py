@@ -414,6 +414,37 @@ def check_subgroups(c):
     c.run("subgroup", in_group)
 
 
+def check_split_group(c):
+    """dist.split_group: evens and odds; then one group of the last and first
+    rank, in that order, which the others are not in."""
+    n = c.size
+    halves = [list(range(0, n, 2)), list(range(1, n, 2))] if n > 1 else [[0]]
+    mine = halves[c.rank % 2]
+    sub = dist.split_group(split_ranks=halves)
+
+    def in_halves():
+        t = torch.full((5,), float(c.rank + 1))
+        dist.all_reduce(t, group=sub)
+        c.same("split_group all_reduce", t, torch.full((5,), float(sum(r + 1 for r in mine))))
+        c.same("split_group rank", torch.tensor(dist.get_rank(sub)),
+               torch.tensor(mine.index(c.rank)))
+    c.run("split_group", in_halves)
+    if n < 3:
+        return
+    pair = [n - 1, 0]
+    only = dist.split_group(split_ranks=[pair])
+
+    def in_pair():
+        if c.rank not in pair:
+            if only != dist.GroupMember.NON_GROUP_MEMBER:
+                c.failures.append(f"rank {c.rank}: split_group gave a group to a non-member")
+            return
+        t = torch.tensor([float(c.rank)])
+        dist.broadcast(t, group_src=0, group=only)  # group rank 0 is world rank n - 1
+        c.same("split_group broadcast from its first rank", t, torch.tensor([float(n - 1)]))
+    c.run("split_group of two", in_pair)
+
+
 def run_checks(rank, size):
     c = Checker(rank, size)
     gloo = dist.new_group(backend="gloo")
@@ -422,6 +453,7 @@ def run_checks(rank, size):
     check_point_to_point(c)
     check_refusals(c)
     check_subgroups(c)
+    check_split_group(c)
     dist.barrier()
     return c.failures
 

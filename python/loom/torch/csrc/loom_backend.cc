@@ -26,7 +26,7 @@ loomResult_t exchange(const void* send, int64_t sendCount, void* recv, int64_t r
 
 LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                          std::chrono::milliseconds timeout)
-    : Backend(rank, size) {
+    : Backend(rank, size), timeout_(timeout) {
   // Loom's deadline for every wait of this group comes from
   // init_process_group(timeout=...) / new_group(timeout=...), unless the user
   // set LOOM_TIMEOUT (seconds) themselves. Per communicator: other groups and
@@ -58,7 +58,16 @@ LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                           " of " + std::to_string(size) +
                                           " could not join: " + loomGetLastError(nullptr));
   }
-  comm_ = made;
+  start(made);
+}
+
+LoomBackend::LoomBackend(loomComm_t comm, int rank, int size, std::chrono::milliseconds timeout)
+    : Backend(rank, size), timeout_(timeout) {
+  start(comm);
+}
+
+void LoomBackend::start(loomComm_t comm) {
+  comm_ = comm;
   p2p_ = std::make_shared<P2pBatch>([this](std::vector<P2pBatch::Call> calls) {
     queue_.push([this, calls = std::move(calls)] {
       std::exception_ptr error;
@@ -80,6 +89,25 @@ LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
 }
 
 LoomBackend::~LoomBackend() { shutdown(); }
+
+c10::intrusive_ptr<c10d::Backend> LoomBackend::split(
+    const c10::intrusive_ptr<c10d::Store>& /*store*/, const std::vector<int>& ranks,
+    const c10::intrusive_ptr<Options>& /*opts*/) {
+  if (coalescing_) refuse("split_group inside a coalescing block");
+  if (ranks.empty()) refuse("split_group with an empty group");
+  const auto mine = std::find(ranks.begin(), ranks.end(), getRank());
+  const bool member = mine != ranks.end();
+  // Groups of one split are disjoint, so the lowest rank names each.
+  const int color = member ? *std::min_element(ranks.begin(), ranks.end()) : LOOM_SPLIT_NOCOLOR;
+  const int key = member ? static_cast<int>(mine - ranks.begin()) : 0;
+  loomComm_t child = nullptr;
+  // After every call made before it, like any other collective of this group.
+  launch(c10d::OpType::UNKNOWN, {}, false, [this, color, key, &child] {
+    check(loomCommSplit(comm_, color, key, &child), "split_group");
+  })->wait();
+  if (child == nullptr) return {};
+  return c10::make_intrusive<LoomBackend>(child, key, static_cast<int>(ranks.size()), timeout_);
+}
 
 void LoomBackend::shutdown() {
   if (p2p_) p2p_->close();

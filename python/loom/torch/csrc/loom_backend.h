@@ -34,10 +34,24 @@ class LoomBackend : public c10d::Backend {
  public:
   LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
               std::chrono::milliseconds timeout);
+  /// Takes over `comm`, already created (a split of another group's).
+  LoomBackend(loomComm_t comm, int rank, int size, std::chrono::milliseconds timeout);
   ~LoomBackend() override;
 
   const std::string getBackendName() const override { return "loom"; }
   bool supportsCoalescing() const override { return true; }
+  bool supportsSplitting() const override { return true; }
+  /// The group's options as torch reads them (split_group copies them).
+  c10::intrusive_ptr<Options> getBackendOptions() override {
+    return c10::make_intrusive<Options>("loom", timeout_);
+  }
+  /// dist.split_group: the ranks of this group in `ranks` (group ranks, in the
+  /// new order) form a new group by loomCommSplit, in order with the calls
+  /// already made; every rank of this group calls it, and those not in
+  /// `ranks` get nullptr. The new group keeps this group's timeout.
+  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
+                                          const std::vector<int>& ranks,
+                                          const c10::intrusive_ptr<Options>& opts) override;
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
@@ -120,6 +134,8 @@ class LoomBackend : public c10d::Backend {
     check(queued != loomSuccess ? queued : ended, what);
   }
   loomComm_t live(const char* what) const;
+  /// Adopts `comm` and makes the send/receive batcher that submits to the worker.
+  void start(loomComm_t comm);
   /// Throws a c10d error for `what` once the group was aborted.
   void refuseIfAborted(const char* what) const;
   /// A send or receive: batched until needed (p2p_batch.h), or part of a batch.
@@ -140,6 +156,7 @@ class LoomBackend : public c10d::Backend {
                                          const c10d::ReduceOp& reduceOp, const char* what);
 
   loomComm_t comm_ = nullptr;
+  std::chrono::milliseconds timeout_;
   /// Set by abort(): tasks still queued fail without touching the communicator.
   std::atomic<bool> aborted_{false};
   WorkQueue queue_;
