@@ -55,3 +55,15 @@ def test_a_dead_peer_is_an_error_naming_it_not_a_hang():
     assert "rank 1" in outcome, outcome
     seconds = float(outcome.split(" after ")[1].split(" s")[0])
     assert seconds < 10, outcome  # well within the group's timeout
+
+
+def test_abort_ends_a_call_waiting_for_a_peer():
+    with tempfile.TemporaryDirectory() as work:
+        mp.spawn(torch_rank.run_abort, args=(2, os.path.join(work, "store"), work), nprocs=2,
+                 join=True)
+        with open(os.path.join(work, "abort")) as f:
+            outcome = f.read()
+    assert "DistBackendError" in outcome or "RuntimeError" in outcome, outcome
+    seconds = float(outcome.split(" after ")[1].split(" s:")[0])
+    assert seconds < 3, outcome
+    print(outcome)

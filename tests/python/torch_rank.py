@@ -11,6 +11,7 @@ Run by mp.spawn (run_spawned) or under torchrun (``python torch_rank.py``).
 import datetime
 import os
 import sys
+import threading
 import time
 import traceback
 
@@ -497,3 +498,25 @@ def run_dead_peer(rank, size, init_file, report_dir):
     with open(os.path.join(report_dir, "dead_peer"), "w") as f:
         f.write(outcome)
     os._exit(0)  # the group cannot be destroyed cleanly with a peer gone
+
+
+def run_abort(rank, size, init_file, report_dir):
+    """Rank 0 waits in an all_reduce rank 1 joins only 5 s later; another thread
+    of rank 0 aborts the group after 0.5 s, which must end the wait at once."""
+    dist.init_process_group("loom", init_method=f"file://{init_file}", rank=rank,
+                            world_size=size, timeout=datetime.timedelta(seconds=30))
+    if rank == 1:
+        time.sleep(5)
+        os._exit(0)
+    aborter = threading.Timer(0.5, lambda: dist.distributed_c10d._abort_process_group())
+    aborter.start()
+    started = time.monotonic()
+    try:
+        dist.all_reduce(torch.ones(1000))
+        outcome = "all_reduce succeeded although rank 1 never called it"
+    except Exception as e:  # noqa: BLE001  the test checks the type and the time
+        outcome = f"{type(e).__name__} after {time.monotonic() - started:.1f} s: {e}"
+    aborter.join()
+    with open(os.path.join(report_dir, "abort"), "w") as f:
+        f.write(outcome)
+    os._exit(0)
