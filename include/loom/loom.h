@@ -132,6 +132,9 @@ const char* loomGetLastError(loomComm_t comm);
 
 /// Starts a rendezvous listener in this process and describes it in *id.
 loomResult_t loomGetUniqueId(loomUniqueId* id);
+/// As loomGetUniqueId, but the listener is on loopback only: for jobs whose
+/// ranks all run on this host, which then open nothing to the network.
+loomResult_t loomGetLocalUniqueId(loomUniqueId* id);
 /// Joins communicator `id` as `rank` of `nranks`; blocks until every rank joined
 /// or LOOM_TIMEOUT passed.
 loomResult_t loomCommInitRank(loomComm_t* comm, int nranks, loomUniqueId id, int rank);

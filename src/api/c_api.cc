@@ -216,6 +216,15 @@ loomResult_t loomGetUniqueId(loomUniqueId* id) {
   });
 }
 
+loomResult_t loomGetLocalUniqueId(loomUniqueId* id) {
+  return guarded("loomGetLocalUniqueId", [&] {
+    requireOut(id, "id");
+    loom::RendezvousOptions options;
+    options.bindHost = "127.0.0.1";
+    *id = loom::startRendezvous(options).serialize();
+  });
+}
+
 namespace {
 
 void initRank(loomComm_t* comm, int nranks, const loomUniqueId& id, int rank,

@@ -1,13 +1,18 @@
 // Communicator-level behaviour through the C API: split, queries, version,
 // groups of collectives and of point-to-point calls, abort and dead peers.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <future>
 #include <ostream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -278,6 +283,70 @@ TEST(Comm, VersionMatchesHeader) {
 
 // Rank 0 enters an all-reduce its peers never join; aborting its comm from
 // another thread must end the call with loomAborted long before LOOM_TIMEOUT.
+/// "ADDR:PORT" (as /proc/net/tcp writes them) of the IPv4 sockets this
+/// process listens on.
+std::set<std::string> ownListeners() {
+  std::set<std::string> inodes;
+  if (DIR* fds = ::opendir("/proc/self/fd")) {
+    while (const dirent* entry = ::readdir(fds)) {
+      char target[64] = {};
+      const std::string path = std::string("/proc/self/fd/") + entry->d_name;
+      if (::readlink(path.c_str(), target, sizeof(target) - 1) > 0 &&
+          std::strncmp(target, "socket:[", 8) == 0) {
+        inodes.insert(std::string(target + 8, std::strlen(target) - 9));
+      }
+    }
+    ::closedir(fds);
+  }
+  std::set<std::string> listening;
+  std::ifstream table("/proc/net/tcp");
+  std::string line;
+  std::getline(table, line);  // header
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+    fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+        timeout >> inode;
+    if (state == "0A" && inodes.count(inode) != 0) listening.insert(local);
+  }
+  return listening;
+}
+
+// A job on one host can keep its rendezvous on loopback (the torch backend
+// does when every rank shares rank 0's host).
+TEST(Comm, LocalUniqueIdListensOnLoopbackAndWorks) {
+  EXPECT_EQ(loomGetLocalUniqueId(nullptr), loomInvalidArgument);
+  const std::set<std::string> before = ownListeners();
+  loomUniqueId id;
+  ASSERT_EQ(loomGetLocalUniqueId(&id), loomSuccess) << loomGetLastError(nullptr);
+  std::vector<std::string> opened;
+  for (const std::string& local : ownListeners()) {
+    if (before.count(local) == 0) opened.push_back(local);
+  }
+  ASSERT_EQ(opened.size(), 1u) << "one new listener expected";
+  EXPECT_EQ(opened[0].substr(0, 9), "0100007F:") << opened[0] << " is not 127.0.0.1";
+  loomComm_t comms[2] = {};
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] { EXPECT_EQ(loomCommInitRank(&comms[r], 2, id, r), loomSuccess); });
+  }
+  for (auto& t : ranks) t.join();
+  ASSERT_NE(comms[0], nullptr);
+  ASSERT_NE(comms[1], nullptr);
+  float sums[2] = {1.0f, 2.0f};
+  ranks.clear();
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      EXPECT_EQ(loomAllReduce(&sums[r], &sums[r], 1, loomFloat32, loomSum, comms[r], nullptr),
+                loomSuccess);
+    });
+  }
+  for (auto& t : ranks) t.join();
+  EXPECT_EQ(sums[0], 3.0f);
+  EXPECT_EQ(sums[1], 3.0f);
+  for (loomComm_t c : comms) EXPECT_EQ(loomCommDestroy(c), loomSuccess);
+}
+
 TEST(Comm, AbortUnblocksWaitingCall) {
   ScopedEnv env({{"LOOM_TIMEOUT", "20"}});
   constexpr int kRanks = 3;

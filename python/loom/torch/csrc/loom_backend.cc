@@ -1,10 +1,12 @@
 #include "loom_backend.h"
 
 #include <c10/util/Exception.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <string>
@@ -24,6 +26,26 @@ loomResult_t exchange(const void* send, int64_t sendCount, void* recv, int64_t r
 
 }  // namespace
 
+namespace {
+
+/// This machine's name, boot id and network namespace: ranks that agree on
+/// all three reach each other over loopback; hosts or containers that share a
+/// host name are still told apart.
+std::string thisHost() {
+  char name[256] = {};
+  ::gethostname(name, sizeof(name) - 1);
+  std::string host = name;
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (std::getline(boot, id)) host += "/" + id;
+  char netns[64] = {};
+  if (::readlink("/proc/self/ns/net", netns, sizeof(netns) - 1) > 0)
+    host += "/" + std::string(netns);
+  return host;
+}
+
+}  // namespace
+
 LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                          std::chrono::milliseconds timeout)
     : Backend(rank, size), timeout_(timeout) {
@@ -38,9 +60,21 @@ LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
   }
   // Each process group hands its own (prefixed) store: one id per group.
   const std::string key = "loom/unique_id";
+  // Every rank names its host, so that rank 0 can keep the rendezvous on
+  // loopback when they all share its host (nothing opened to the network).
+  store->set("loom/host/" + std::to_string(rank), thisHost());
   loomUniqueId id{};
   if (rank == 0) {
-    check(loomGetUniqueId(&id), "loomGetUniqueId");
+    bool allHere = true;
+    for (int r = 1; r < size && allHere; ++r) {
+      const std::vector<uint8_t> host = store->get("loom/host/" + std::to_string(r));
+      allHere = std::string(host.begin(), host.end()) == thisHost();
+    }
+    if (allHere) {
+      check(loomGetLocalUniqueId(&id), "loomGetLocalUniqueId");
+    } else {
+      check(loomGetUniqueId(&id), "loomGetUniqueId");
+    }
     const std::vector<uint8_t> bytes(id.internal, id.internal + LOOM_UNIQUE_ID_BYTES);
     store->set(key, bytes);
   } else {
