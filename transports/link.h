@@ -70,7 +70,7 @@ class Link {
   /// of mixing data. stampSends applies to the messages committed next;
   /// tryRecv throws LinkStampMismatch when a message's stamp and the expected
   /// one are both non-zero and differ. 0 (the default) is never checked.
-  /// Carried by shm and tcp; ucx and ibverbs do not carry them yet.
+  /// Carried by shm, tcp and ucx; ibverbs does not carry them yet.
   void stampSends(uint32_t stamp) { sendStamp_ = stamp; }
   void expectStamp(uint32_t stamp) { recvStamp_ = stamp; }
 

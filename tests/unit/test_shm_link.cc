@@ -86,6 +86,30 @@ TEST(ShmLink, SizeMismatchIsARemoteError) {
   }
 }
 
+// Call stamps: equal ones (or an unstamped side) pass; different ones are a
+// LinkStampMismatch naming the sender, before the data is handed out.
+TEST(ShmLink, CallStampsTravelWithMessages) {
+  TwoRanks t;
+  for (const uint32_t sent : {7u, 0u, 7u}) {
+    t.ab->stampSends(sent);
+    t.ab->trySendSlot(16);
+    t.ab->commitSend(16);
+  }
+  t.ba->expectStamp(7);
+  ASSERT_NE(t.ba->tryRecv(16), nullptr);
+  t.ba->releaseRecv();
+  ASSERT_NE(t.ba->tryRecv(16), nullptr);  // unstamped: not checked
+  t.ba->releaseRecv();
+  t.ba->expectStamp(8);
+  try {
+    t.ba->tryRecv(16);
+    FAIL() << "expected a stamp mismatch";
+  } catch (const LinkStampMismatch& e) {
+    EXPECT_EQ(e.peer(), 0);
+    EXPECT_EQ(e.code(), ErrorCode::InvalidUsage);
+  }
+}
+
 TEST(ShmLink, ZeroByteMessagesAndFullSlots) {
   TwoRanks t(4096, 2);
   ASSERT_NE(t.ab->trySendSlot(0), nullptr);

@@ -122,6 +122,37 @@ TEST(TcpLink, SizeMismatchIsRemoteError) {
   }
 }
 
+TEST(TcpLink, CallStampsTravelWithMessages) {
+  TcpConfig config;
+  config.socketsPerPeer = 2;
+  auto links = connectAll(2, config, {1, 1});
+  // A striped message (two sockets) and a small one, stamped 9 and 10.
+  for (const auto& [bytes, stamp] : {std::pair<size_t, uint32_t>{200000, 9}, {10, 10}}) {
+    links[0][0]->stampSends(stamp);
+    std::memset(links[0][0]->trySendSlot(bytes), 1, bytes);
+    links[0][0]->commitSend(bytes);
+  }
+  const Deadline deadline = Deadline::after(5s);
+  links[1][0]->expectStamp(9);
+  while (links[1][0]->tryRecv(200000) == nullptr) {
+    ASSERT_FALSE(deadline.expired());
+    links[0][0]->progress();
+    links[1][0]->progress();
+  }
+  links[1][0]->releaseRecv();
+  links[1][0]->expectStamp(11);
+  try {
+    while (links[1][0]->tryRecv(10) == nullptr) {
+      ASSERT_FALSE(deadline.expired());
+      links[0][0]->progress();
+      links[1][0]->progress();
+    }
+    ADD_FAILURE() << "stamp mismatch not detected";
+  } catch (const LinkStampMismatch& e) {
+    EXPECT_EQ(e.peer(), 0);
+  }
+}
+
 TEST(TcpLink, PeerClosingIsRemoteError) {
   TcpConfig config;
   auto links = connectAll(2, config, {2, 2});

@@ -221,6 +221,27 @@ TEST(UcxLink, SendsDrainWhileBothSidesSend) {
   for (auto& t : threads) t.join();
 }
 
+TEST(UcxLink, CallStampsTravelWithMessages) {
+  UcxConfig config;
+  config.slotBytes = 64;
+  World w = connectAll(2, config);
+  for (const uint32_t stamp : {3u, 4u}) {
+    w.links[0][0]->stampSends(stamp);
+    std::memset(w.links[0][0]->trySendSlot(64), 1, 64);  // a full slot: the stamp goes after it
+    w.links[0][0]->commitSend(64);
+  }
+  w.links[1][0]->expectStamp(3);
+  ASSERT_NE(receive(*w.links[1][0], 64, Deadline::after(5s)), nullptr);
+  w.links[1][0]->releaseRecv();
+  w.links[1][0]->expectStamp(5);
+  try {
+    receive(*w.links[1][0], 64, Deadline::after(5s));
+    ADD_FAILURE() << "stamp mismatch not detected";
+  } catch (const LinkStampMismatch& e) {
+    EXPECT_EQ(e.peer(), 0);
+  }
+}
+
 TEST(UcxLink, SizeMismatchIsRemoteError) {
   UcxConfig config;
   World w = connectAll(2, config);

@@ -1,6 +1,7 @@
 #include "transports/ucx/ucx_link.h"
 
 #include "core/error.h"
+#include "core/wire.h"
 #include "transports/ucx/ucx_wire.h"
 
 namespace loom {
@@ -16,8 +17,8 @@ UcxLink::UcxLink(std::shared_ptr<ucx::WorkerState> worker, std::shared_ptr<ucx::
       buffers_(std::make_unique<Buffers>()),
       sendRequests_(slots_, nullptr),
       receives_(slots_) {
-  buffers_->send.resize(slots_ * slotBytes_);
-  buffers_->recv.resize(slots_ * slotBytes_);
+  buffers_->send.resize(slots_ * stride());
+  buffers_->recv.resize(slots_ * stride());
   try {
     for (uint64_t m = 0; m < slots_; ++m) postReceive(m);
   } catch (...) {
@@ -72,9 +73,11 @@ void UcxLink::commitSend(size_t bytes) {
     raise(ErrorCode::InternalError, "ucx link to rank {}: commitSend({}) without a free slot",
           peer(), bytes);
   }
+  uint8_t* slot = sendSlot(sendHead_);
+  wire::putU32(slot + bytes, sendStamp_);
   ucp_request_param_t params{};
   const ucs_status_ptr_t request =
-      ucp_tag_send_nbx(endpoint_->ep(), sendSlot(sendHead_), bytes, sendTag_, &params);
+      ucp_tag_send_nbx(endpoint_->ep(), slot, bytes + kTrailerBytes, sendTag_, &params);
   if (UCS_PTR_IS_ERR(request)) {
     raise(ErrorCode::RemoteError, "ucx link to rank {}: sending message {} ({} bytes) failed: {}",
           peer(), sendHead_, bytes, ucx::statusText(UCS_PTR_STATUS(request)));
@@ -105,8 +108,9 @@ bool UcxLink::reapSends() {
 }
 
 void UcxLink::postReceive(uint64_t message) {
-  receives_[message % slots_] = Receive{ucx::postTagReceive(
-      worker_->worker(), recvSlot(message), slotBytes_, recvTag_, ucx::kDataTagMask, peer())};
+  receives_[message % slots_] =
+      Receive{ucx::postTagReceive(worker_->worker(), recvSlot(message), slotBytes_ + kTrailerBytes,
+                                  recvTag_, ucx::kDataTagMask, peer())};
 }
 
 bool UcxLink::checkReceive() {
@@ -140,12 +144,13 @@ const void* UcxLink::tryRecv(size_t bytes) {
     raise(ErrorCode::RemoteError, "ucx link from rank {}: receiving message {} failed: {}", peer(),
           recvHead_, ucx::statusText(r.status));
   }
-  if (r.length != bytes) {
+  if (r.length < kTrailerBytes || r.length - kTrailerBytes != bytes) {
     raise(ErrorCode::RemoteError,
           "ucx link from rank {}: message {} expected {} bytes, peer sent {} (ranks disagree on "
           "the plan)",
-          peer(), recvHead_, bytes, r.length);
+          peer(), recvHead_, bytes, r.length < kTrailerBytes ? r.length : r.length - kTrailerBytes);
   }
+  checkStamp(wire::getU32(recvSlot(recvHead_) + bytes));
   return recvSlot(recvHead_);
 }
 

@@ -84,8 +84,13 @@ class UcxLink final : public Link {
   /// True if sends completed.
   bool reapSends();
   void checkPeer(const char* doing) const;
-  uint8_t* sendSlot(uint64_t message) { return &buffers_->send[(message % slots_) * slotBytes_]; }
-  uint8_t* recvSlot(uint64_t message) { return &buffers_->recv[(message % slots_) * slotBytes_]; }
+  /// Each slot holds a message and, right after it, its call stamp
+  /// (Link::stampSends); slots stay a cache line apart so payloads keep their alignment.
+  static constexpr size_t kTrailerBytes = 4;
+  static constexpr size_t kSlotPad = 64;
+  size_t stride() const { return slotBytes_ + kSlotPad; }
+  uint8_t* sendSlot(uint64_t message) { return &buffers_->send[(message % slots_) * stride()]; }
+  uint8_t* recvSlot(uint64_t message) { return &buffers_->recv[(message % slots_) * stride()]; }
 
   std::shared_ptr<ucx::WorkerState> worker_;
   std::shared_ptr<ucx::Endpoint> endpoint_;
