@@ -69,7 +69,10 @@ void put(std::string& out, const T& value) {
 template <typename T>
 void putVector(std::string& out, const std::vector<T>& values) {
   put(out, static_cast<uint64_t>(values.size()));
-  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+  // An empty vector's data() may be null, which append must not be given.
+  if (!values.empty()) {
+    out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+  }
 }
 
 class Reader {
@@ -88,7 +91,7 @@ class Reader {
     const auto count = get<uint64_t>();
     if (count > (bytes_.size() - at_) / sizeof(T)) fail("a length past the end of the file");
     std::vector<T> values(count);
-    std::memcpy(values.data(), bytes_.data() + at_, count * sizeof(T));
+    if (count > 0) std::memcpy(values.data(), bytes_.data() + at_, count * sizeof(T));
     at_ += count * sizeof(T);
     return values;
   }
