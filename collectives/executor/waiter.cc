@@ -80,9 +80,9 @@ void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor)
     if (policy_.peerStates) what += "; " + policy_.peerStates();
     LOOM_WARN("{}: no progress for {} s, waiting for {}", operation(),
               std::chrono::duration_cast<std::chrono::seconds>(policy_.timeout).count(), what);
-    raise(ErrorCode::RemoteError, "{} timed out after {} s (LOOM_TIMEOUT) waiting for {}",
-          operation(), std::chrono::duration_cast<std::chrono::seconds>(policy_.timeout).count(),
-          what);
+    throw WaitTimedOut(fmt::format(
+        "{} timed out after {} s (LOOM_TIMEOUT) waiting for {}", operation(),
+        std::chrono::duration_cast<std::chrono::seconds>(policy_.timeout).count(), what));
   }
   const auto idleMicros =
       std::chrono::duration_cast<std::chrono::microseconds>(now - idleSince_).count();

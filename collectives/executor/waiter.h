@@ -13,6 +13,7 @@
 #include "collectives/plan.h"
 #include "core/deadline.h"
 #include "core/doorbell.h"
+#include "core/error.h"
 #include "core/types.h"
 #include "transports/link.h"
 
@@ -44,6 +45,14 @@ struct OperationLabel {
   DataType type = DataType::Float32;
 
   std::string toString() const;
+};
+
+/// A wait that made no progress for LOOM_TIMEOUT. A RemoteError whose message
+/// already says what every peer was doing, so it is its own first cause
+/// (raiseFirstCause does not look further).
+class WaitTimedOut : public Error {
+ public:
+  explicit WaitTimedOut(const std::string& message) : Error(ErrorCode::RemoteError, message) {}
 };
 
 /// How long a wait must have made no progress before a peer's death fails it.

@@ -173,7 +173,7 @@ void checkLocalPeersGaveUp(Comm& comm) {
 void raiseFirstCause(Comm& comm, const Error& seen) {
   // A timeout is its own first cause: its report already says what every
   // peer was doing.
-  const bool timedOut = std::string_view(seen.what()).find("(LOOM_TIMEOUT)") != std::string::npos;
+  const bool timedOut = dynamic_cast<const WaitTimedOut*>(&seen) != nullptr;
   if (!comm.bootstrap || timedOut) throw seen;
   const Deadline grace = Deadline::after(kFirstCauseGrace);
   for (;;) {
