@@ -27,7 +27,9 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-port=$((21000 + $$ % 20000))
+# Below the kernel's ephemeral range (32768 and up), where the ranks' own links
+# and the sockets of earlier cases may sit: a fixed rendezvous port there can be taken.
+port=$((20000 + $$ % 10000))
 secret=$(od -An -tx1 -N16 /dev/urandom | tr -d " \n")  # docs/security.md
 
 # run <label> <host index of rank 0> <host index of rank 1> ... -- loom_perf args
