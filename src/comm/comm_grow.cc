@@ -1,13 +1,9 @@
 // loomCommGrow: one member starts a rendezvous for the grown communicator
 // (loomCommGetUniqueId) and the application hands its id to the new ranks.
-// The members learn it over the parent's bootstrap, as a salt and the id
-// without its secret: they derive the secret from the parent's, as for a
-// split. Members keep their ranks; new ranks take the ones above them.
-#include "bootstrap/secret.h"
-#include "comm/comm.h"
-#include "core/keyed_hash.h"
+// The members learn it over the parent's bootstrap, as for a split
+// (child_rendezvous.h). Members keep their ranks; new ranks take the ones above them.
+#include "comm/child_rendezvous.h"
 #include "core/log.h"
-#include "core/socket.h"
 
 namespace loom {
 namespace {
@@ -23,20 +19,11 @@ UniqueId startGrowRendezvous(Comm& comm) {
           "new ranks",
           comm.rank);
   }
-  const auto salt = randomArray<kShrinkSaltBytes>();
-  RendezvousOptions options;
-  // Where this rank's links listen: loopback for a job on one host, else the
-  // interface that reaches the peers.
-  options.bindHost = SocketAddress::parse(comm.tcpListener->address()).host();
-  options.secret = childSecret(comm.id.secret, kGrowSecretLabel, salt);
-  UniqueId id = startRendezvous(options);
-  UniqueId published = id;
-  published.secret = {};
-  comm.growOffer.assign(reinterpret_cast<const char*>(salt.data()), salt.size());
-  comm.growOffer += published.toHex();
+  ChildRendezvous child = startChildRendezvous(comm, kGrowSecretLabel);
+  comm.growOffer = std::move(child.offer);
   LOOM_INFO("rank {}: new ranks grow the communicator through the rendezvous at {}:{}", comm.rank,
-            id.host, id.port);
-  return id;
+            child.id.host, child.id.port);
+  return child.id;
 }
 
 std::unique_ptr<Comm> growComm(Comm& parent, int nranks) {
@@ -63,16 +50,8 @@ std::unique_ptr<Comm> growComm(Comm& parent, int nranks) {
           "no member called loomCommGetUniqueId on this communicator before loomCommGrow, so the "
           "new ranks have no rendezvous to join");
   }
-  const std::string& offer = offers[offering];
-  if (offer.size() <= kShrinkSaltBytes) {
-    raise(ErrorCode::InternalError, "rank {} sent a malformed grow offer", offering);
-  }
-  UniqueId id = UniqueId::fromHex(offer.substr(kShrinkSaltBytes));
-  id.secret = childSecret(parent.id.secret, kGrowSecretLabel,
-                          bytesOf(std::string_view(offer).substr(0, kShrinkSaltBytes)));
-  CommOverrides inherited;
-  inherited.timeout = parent.config.timeout;
-  return initComm(id, nranks, parent.rank, inherited);
+  const UniqueId id = childIdFromOffer(parent, kGrowSecretLabel, offers[offering], offering);
+  return initComm(id, nranks, parent.rank, inheritedOverrides(parent));
 }
 
 std::unique_ptr<Comm> joinGrownComm(const UniqueId& id, int nranks, int rank) {

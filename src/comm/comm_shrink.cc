@@ -9,6 +9,7 @@
 #include <chrono>
 
 #include "bootstrap/secret.h"
+#include "comm/child_rendezvous.h"
 #include "comm/comm.h"
 #include "core/log.h"
 
@@ -89,9 +90,7 @@ std::unique_ptr<Comm> shrinkComm(Comm& parent, std::span<const int> exclude, int
   id.port = verdict.port;
   id.secret = childSecret(parent.id.secret, kShrinkSecretLabel, verdict.salt);
   id.job = childJob(parent.id.secret, kShrinkJobLabel, verdict.salt);
-  CommOverrides inherited;
-  inherited.timeout = parent.config.timeout;
-  return initComm(id, survivors, newRank, inherited);
+  return initComm(id, survivors, newRank, inheritedOverrides(parent));
 }
 
 }  // namespace loom

@@ -4,22 +4,12 @@
 #include <algorithm>
 #include <tuple>
 
-#include "bootstrap/secret.h"
-#include "comm/comm.h"
-#include "core/keyed_hash.h"
-#include "core/socket.h"
+#include "comm/child_rendezvous.h"
 
 namespace loom {
 namespace {
 
-constexpr size_t kSaltBytes = 16;
-
-// The parent's bootstrap connections are authenticated but not encrypted, so
-// the new id crosses them without its secret: each member derives the secret
-// from the parent's and a fresh salt, which alone tells an eavesdropper nothing.
-std::array<uint8_t, 16> splitSecret(const UniqueId& parent, std::span<const uint8_t> salt) {
-  return childSecret(parent.secret, "loom split secret", salt);
-}
+constexpr std::string_view kSplitLabel = "loom split secret";
 
 }  // namespace
 
@@ -52,32 +42,13 @@ std::unique_ptr<Comm> splitComm(Comm& parent, int color, int key) {
     if (group[i].rank == parent.rank) newRank = static_cast<int>(i);
   }
   const bool leader = newRank == 0;
-  // The leader serves where its own links listen: loopback for a job on one
-  // host, else the interface that reaches the parent's peers.
   std::string offer;
-  if (leader) {
-    const auto salt = randomArray<kSaltBytes>();
-    RendezvousOptions options;
-    options.bindHost = SocketAddress::parse(parent.tcpListener->address()).host();
-    options.secret = splitSecret(parent.id, salt);
-    UniqueId published = startRendezvous(options);
-    published.secret = {};
-    offer.assign(reinterpret_cast<const char*>(salt.data()), salt.size());
-    offer += published.toHex();
-  }
+  if (leader) offer = startChildRendezvous(parent, kSplitLabel).offer;
   const auto offers = parent.bootstrap->allGather(offer, deadline);
   if (color < 0) return nullptr;
-  const std::string& chosen = offers[group.front().rank];
-  if (chosen.size() <= kSaltBytes) {
-    raise(ErrorCode::InternalError, "rank {} sent a malformed split offer", group.front().rank);
-  }
-  UniqueId id = UniqueId::fromHex(chosen.substr(kSaltBytes));
-  id.secret = splitSecret(parent.id, bytesOf(std::string_view(chosen).substr(0, kSaltBytes)));
-  // A split keeps its parent's deadline, whether it came from the
-  // environment or from loomCommInitRankConfig.
-  CommOverrides inherited;
-  inherited.timeout = parent.config.timeout;
-  return initComm(id, static_cast<int>(group.size()), newRank, inherited);
+  const int from = group.front().rank;
+  const UniqueId id = childIdFromOffer(parent, kSplitLabel, offers[from], from);
+  return initComm(id, static_cast<int>(group.size()), newRank, inheritedOverrides(parent));
 }
 
 }  // namespace loom
