@@ -96,8 +96,9 @@ struct PlanRequest {
   int root = 0;  // root, or the peer for Send/Recv
   size_t count = 0;
   bool inPlace = false;  // input and output are the same memory
-  /// Independent link sets to spread the data over (ring all-reduce only):
-  /// piece k of the count runs as its own ring on channel k.
+  /// Independent link sets to spread the data over (ring all-reduce,
+  /// all-gather, reduce-scatter): piece k of the count runs as its own ring on
+  /// channel k.
   int channels = 1;
 };
 

@@ -11,8 +11,9 @@ RankPlan ringPlan(const PlanRequest& req);
 RankPlan treePlan(const PlanRequest& req);
 RankPlan pairwisePlan(const PlanRequest& req);
 RankPlan starPlan(const PlanRequest& req);
-/// req.channels > 1: piece k of the count as a ring all-reduce on channel k.
-/// Throws InvalidArgument for anything but the ring all-reduce.
+/// req.channels > 1: piece k of the (per-rank) count as a ring of the same
+/// collective on channel k. Throws InvalidArgument for anything but the ring
+/// all-reduce, all-gather and reduce-scatter.
 RankPlan channelPlan(const PlanRequest& req);
 
 /// The halves of the ring all-reduce over `nranks` ring positions, chunks

@@ -60,6 +60,16 @@ void waitFor(Waiter& waiter, Ready ready, int rank, uint64_t round, const char* 
 
 }  // namespace
 
+template <typename Round>
+void DirectExecutor::runSingleCopy(Round round) {
+  try {
+    round();
+  } catch (...) {
+    withdrawBuffers();
+    throw;
+  }
+}
+
 namespace {
 
 /// The last round `view`'s rank published, by either the region path or the
@@ -131,10 +141,15 @@ void DirectExecutor::waitAllInputs() {
 
 void DirectExecutor::waitAll(std::atomic<uint64_t> SegmentHeader::*seq, const char* what) {
   for (int r = 0; r < nranks_; ++r) {
-    auto& published = arenas_[r].header->*seq;
+    const SegmentHeader& peer = *arenas_[r].header;
+    auto& published = peer.*seq;
+    const auto withdrawn = [&] {
+      return peer.withdrawnSeq.load(std::memory_order_acquire) >= round_;
+    };
     waitFor(
-        waiter_, [&] { return published.load(std::memory_order_acquire) >= round_; }, r, round_,
-        what);
+        waiter_, [&] { return published.load(std::memory_order_acquire) >= round_ || withdrawn(); },
+        r, round_, what);
+    if (published.load(std::memory_order_acquire) < round_) throw LeftRound(r, round_);
   }
 }
 
@@ -191,7 +206,7 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     return;
   }
   if (singleCopy(count * es)) {
-    singleCopyAllReduce(in, out, count, es, rc);
+    runSingleCopy([&] { singleCopyAllReduce(in, out, count, es, rc); });
     return;
   }
   const size_t perRound = arenaBytes_ / es;
@@ -229,7 +244,7 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
     return;
   }
   if (singleCopy(count * es)) {
-    singleCopyAllGather(in, out, count, es);
+    runSingleCopy([&] { singleCopyAllGather(in, out, count, es); });
     return;
   }
   for (size_t done = 0; done < count; done += perRound) {
@@ -252,7 +267,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
     return;
   }
   if (singleCopy(recvCount * es)) {
-    singleCopyReduceScatter(in, out, recvCount, es, rc);
+    runSingleCopy([&] { singleCopyReduceScatter(in, out, recvCount, es, rc); });
     return;
   }
   const size_t perRound = std::max<size_t>(1, arenaBytes_ / es / nranks_);
@@ -274,7 +289,7 @@ void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t e
   if (rank_ == root && in != out) std::memmove(out, in, count * es);
   if (nranks_ == 1) return;
   if (singleCopy(count * es)) {
-    singleCopyBroadcast(out, count, es, root);
+    runSingleCopy([&] { singleCopyBroadcast(out, count, es, root); });
     return;
   }
   const size_t perRound = arenaBytes_ / es;
@@ -300,7 +315,7 @@ void DirectExecutor::reduce(const char* in, char* out, size_t count, size_t es,
     return;
   }
   if (singleCopy(count * es)) {
-    singleCopyReduce(in, out, count, es, rc, root);
+    runSingleCopy([&] { singleCopyReduce(in, out, count, es, rc, root); });
     return;
   }
   const size_t perRound = arenaBytes_ / es;

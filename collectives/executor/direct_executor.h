@@ -50,6 +50,16 @@ class CallMismatch : public Error {
   int peer_;
 };
 
+/// A peer left the single-copy round early (it failed or was aborted) and
+/// withdrew its buffers. RemoteError; the peer's own error says why.
+class LeftRound : public Error {
+ public:
+  LeftRound(int peer, uint64_t round)
+      : Error(ErrorCode::RemoteError,
+              fmt::format("rank {} left direct round {} early (it failed or was aborted)", peer,
+                          round)) {}
+};
+
 struct DirectOptions {
   /// callFingerprint of this call, published with every round and compared
   /// with the peers'.
@@ -113,6 +123,19 @@ class DirectExecutor {
   /// Ends it: this rank read its last; returns once every rank did, so no
   /// peer reads this rank's buffers after the call returns.
   void releaseBuffers();
+  /// Leaving a round early (an exception): marks this rank's buffers as
+  /// withdrawn and waits until no thread rank reads them by pointer.
+  void withdrawBuffers() noexcept;
+  /// Around reads of peers' buffers: counts this rank among the readers of
+  /// every pointer peer (or only of `only`, if not -1); throws LeftRound if
+  /// one of them withdrew.
+  void beginPointerReads(int only) const;
+  void endPointerReads(int only) const noexcept;
+  bool readsByPointer(int r, int only) const;
+  class PointerReads;
+  /// Runs a single-copy round; withdraws this rank's buffers if it throws.
+  template <typename Round>
+  void runSingleCopy(Round round);
   /// Wait until every rank published `seq` >= this round.
   void waitAll(std::atomic<uint64_t> SegmentHeader::*seq, const char* what);
   /// `bytes` of rank r's exposed input (or output) at byte `offset`.
@@ -140,7 +163,8 @@ class DirectExecutor {
   uint64_t& round_;
   Waiter& waiter_;
   DirectOptions options_;
-  uint64_t bytesSent_ = 0;  // written into this rank's shared regions for peers
+  uint64_t bytesSent_ = 0;     // written into this rank's shared regions for peers
+  uint64_t exposedRound_ = 0;  // the last round this rank exposed its buffers in
 };
 
 }  // namespace loom

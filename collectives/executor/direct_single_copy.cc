@@ -16,11 +16,20 @@
 // all-reduce writes other ranks' shards only after every rank published its
 // own shard, which it does only after reading every input it needs. The call
 // returns only after every rank released, so the caller may reuse its buffers.
+//
+// A rank that leaves a round early (an error, an abort) cannot wait for the
+// releases, so it withdraws instead: it marks its buffers withdrawn and waits
+// until no thread rank is reading them by pointer. Readers count themselves in
+// around each read and stop at a withdrawn peer; reads by process_vm_readv
+// need neither (a freed buffer in another process cannot crash the reader).
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "collectives/algorithms.h"
 #include "collectives/executor/direct_executor.h"
+#include "core/log.h"
 #include "core/race_annotations.h"
 
 namespace loom {
@@ -75,6 +84,7 @@ void DirectExecutor::exposeBuffers(const char* in, const char* out) {
   mine.exposedInput = reinterpret_cast<uint64_t>(in);
   mine.exposedOutput = reinterpret_cast<uint64_t>(out);
   announcePublished();
+  exposedRound_ = round_;
   publishInput();  // releases the addresses with the round number
   waitAllInputs();
   announceSeen();
@@ -93,7 +103,70 @@ void DirectExecutor::releaseBuffers() {
   announceSeen();
 }
 
+void DirectExecutor::withdrawBuffers() noexcept {
+  if (exposedRound_ != round_) return;
+  SegmentHeader& mine = *arenas_[rank_].header;
+  // Sequentially consistent with the readers' count-then-check, so either a
+  // reader sees the withdrawal or this rank sees the reader.
+  mine.withdrawnSeq.store(round_, std::memory_order_seq_cst);
+  ringPeers();
+  // A reader holds the count only while copying or reducing (never while it
+  // waits), so this ends within one shard's copy; the bound is a safeguard.
+  const auto deadline = std::chrono::steady_clock::now() + waiter_.timeout();
+  while (mine.pointerReaders.load(std::memory_order_seq_cst) != 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      LOOM_WARN("rank {}: left direct round {} while a peer still read its buffers", rank_, round_);
+      return;
+    }
+    std::this_thread::yield();
+  }
+}
+
+/// Counts this rank in as a reader of its pointer peers' buffers (of `only`,
+/// if not -1) for the scope.
+class DirectExecutor::PointerReads {
+ public:
+  PointerReads(const DirectExecutor& executor, int only) : executor_(executor), only_(only) {
+    executor_.beginPointerReads(only_);
+  }
+  ~PointerReads() { executor_.endPointerReads(only_); }
+  PointerReads(const PointerReads&) = delete;
+  PointerReads& operator=(const PointerReads&) = delete;
+
+ private:
+  const DirectExecutor& executor_;
+  int only_;
+};
+
+bool DirectExecutor::readsByPointer(int r, int only) const {
+  return r != rank_ && (only < 0 || r == only) && options_.peers->access(r) == PeerAccess::Pointer;
+}
+
+void DirectExecutor::beginPointerReads(int only) const {
+  for (int r = 0; r < nranks_; ++r) {
+    if (readsByPointer(r, only)) {
+      arenas_[r].header->pointerReaders.fetch_add(1, std::memory_order_seq_cst);
+    }
+  }
+  for (int r = 0; r < nranks_; ++r) {
+    if (readsByPointer(r, only) &&
+        arenas_[r].header->withdrawnSeq.load(std::memory_order_seq_cst) >= round_) {
+      endPointerReads(only);
+      throw LeftRound(r, round_);
+    }
+  }
+}
+
+void DirectExecutor::endPointerReads(int only) const noexcept {
+  for (int r = 0; r < nranks_; ++r) {
+    if (readsByPointer(r, only)) {
+      arenas_[r].header->pointerReaders.fetch_sub(1, std::memory_order_seq_cst);
+    }
+  }
+}
+
 void DirectExecutor::readPeer(int r, bool output, size_t offset, char* to, size_t bytes) const {
+  const PointerReads reading(*this, r);
   const SegmentHeader& h = *arenas_[r].header;
   options_.peers->read(r, (output ? h.exposedOutput : h.exposedInput) + offset, to, bytes);
 }
@@ -113,6 +186,7 @@ void DirectExecutor::reduceExposed(char* to, const char* mine, size_t from, size
   char* acc = options_.scratch.data();
   char* peer = acc + kSingleCopyBlockBytes;
   const size_t perBlock = kSingleCopyBlockBytes / es;
+  const PointerReads reading(*this, -1);
   for (size_t done = 0; done < count; done += perBlock) {
     const size_t n = std::min(perBlock, count - done);
     const size_t bytes = n * es;

@@ -81,6 +81,7 @@ class Waiter {
     sleepNext_ = false;
   }
   std::string operation() const { return label_.toString(); }
+  std::chrono::milliseconds timeout() const { return policy_.timeout; }
 
  private:
   const WaitPolicy& policy_;

@@ -32,15 +32,18 @@ Algorithm ruleOfThumb(const Comm& comm, Collective c, size_t bytes) {
   return usualAlgorithm(c);
 }
 
-/// Link sets for this call: the ring all-reduce may use those that reach every
-/// peer, the hierarchical one's cross-host phase those over the network.
-/// LOOM_NCHANNELS asks for all of them, else as many as fill the network;
-/// either way no piece is below LOOM_CHANNEL_MIN bytes.
+/// Link sets for this call: the ring all-reduce, all-gather and reduce-scatter
+/// may use those that reach every peer, the hierarchical all-reduce's
+/// cross-host phase those over the network. LOOM_NCHANNELS asks for all of
+/// them, else as many as fill the network; either way no piece (of the whole
+/// message: all ranks' blocks) is below LOOM_CHANNEL_MIN bytes.
 int channelsFor(const Comm& comm, Collective c, Algorithm a, size_t bytes) {
-  if (c != Collective::AllReduce) return 1;
-  const int available = a == Algorithm::Ring           ? comm.ringChannels
-                        : a == Algorithm::Hierarchical ? comm.networkChannels
-                                                       : 1;
+  const bool ringSplits =
+      c == Collective::AllReduce || c == Collective::AllGather || c == Collective::ReduceScatter;
+  const bool hierarchicalSplits = c == Collective::AllReduce;
+  const int available = a == Algorithm::Ring && ringSplits                   ? comm.ringChannels
+                        : a == Algorithm::Hierarchical && hierarchicalSplits ? comm.networkChannels
+                                                                             : 1;
   if (available <= 1) return 1;
   int wanted = 1;
   if (comm.config.channels) {

@@ -107,8 +107,13 @@ fi
 # Channels: the ring all-reduce over 3 link sets per peer on 4 hosts x 1 rank,
 # and the hierarchical one's cross-host phase over 2, every dtype and op, with
 # pieces of any size (LOOM_CHANNEL_MIN=1) so small counts leave channels empty.
+# All-gather and reduce-scatter on 3 channels too (their pieces are strided).
 RUN_ENV="LOOM_ALGO=ring LOOM_NCHANNELS=3 LOOM_CHANNEL_MIN=1" run "4x1-channels" 0 1 2 3 -- \
   allreduce -b 4 -e 1M -f 64 -c 1 -n 1 -w 0 -d all -o all || failed=1
+RUN_ENV="LOOM_ALGO=ring LOOM_NCHANNELS=3 LOOM_CHANNEL_MIN=1" run "4x1-channels-ag" 0 1 2 3 -- \
+  allgather -b 4 -e 1M -f 64 -c 1 -n 1 -w 0 -d all || failed=1
+RUN_ENV="LOOM_ALGO=ring LOOM_NCHANNELS=3 LOOM_CHANNEL_MIN=1" run "4x1-channels-rs" 0 1 2 3 -- \
+  reducescatter -b 4 -e 1M -f 64 -c 1 -n 1 -w 0 -d all -o all || failed=1
 RUN_ENV="LOOM_ALGO=hierarchical LOOM_NCHANNELS=2 LOOM_CHANNEL_MIN=1" \
   run "2x2-hierarchical-channels" 0 1 0 1 -- allreduce -b 4 -e 4M -f 32 -c 1 -n 2 -w 1 || failed=1
 if ldd "$perf" | grep -q libucp; then
@@ -116,11 +121,12 @@ if ldd "$perf" | grep -q libucp; then
     run "4x1-ucx-channels" 0 1 2 3 -- allreduce -b 8 -e 4M -f 16 -c 1 -n 2 -w 1 || failed=1
   label_ucx=4x1-ucx-channels
 fi
-for label in 4x1-channels 2x2-hierarchical-channels ${label_ucx:-}; do
+for label in 4x1-channels 4x1-channels-ag 4x1-channels-rs 2x2-hierarchical-channels \
+  ${label_ucx:-}; do
   want=3
   [[ $label == 2x2-hierarchical-channels ]] && want=2
   if ! grep -qE "runs (Ring|Hierarchical) on $want channel" "$work/$label.0"; then
-    echo "FAIL $label: no all-reduce ran on $want channels (no log line)"
+    echo "FAIL $label: no collective ran on $want channels (no log line)"
     failed=1
   fi
 done

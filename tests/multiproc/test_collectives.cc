@@ -30,8 +30,8 @@ enum class Variant {
   /// use the arena (threads of one process still read in place).
   SingleCopyNoCma,
   /// Three link sets per peer (tcp), pieces of any size, small slots: the
-  /// ring all-reduce runs as three independent rings, every other collective
-  /// on channel 0 beside them.
+  /// ring all-reduce, all-gather and reduce-scatter run as three independent
+  /// rings, every other collective on channel 0 beside them.
   Channels,
 };
 
@@ -229,9 +229,11 @@ INSTANTIATE_TEST_SUITE_P(SingleCopyNoCma, Collectives,
                                                    Scope::Reduced)),
                          configName);
 
+const std::vector<Coll> kChannelCapable = {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter};
+
 INSTANTIATE_TEST_SUITE_P(ChannelsTcp, Collectives,
                          testing::ValuesIn(configs(Launch::Threads, Transport::Tcp, {2, 3, 5},
-                                                   {Coll::AllReduce}, Variant::Channels,
+                                                   kChannelCapable, Variant::Channels,
                                                    Scope::Full)),
                          configName);
 
@@ -242,7 +244,7 @@ INSTANTIATE_TEST_SUITE_P(ChannelsBeside, Collectives,
 
 INSTANTIATE_TEST_SUITE_P(ChannelsProcesses, Collectives,
                          testing::ValuesIn(configs(Launch::Processes, Transport::Tcp, {3},
-                                                   {Coll::AllReduce}, Variant::Channels,
+                                                   kChannelCapable, Variant::Channels,
                                                    Scope::Reduced)),
                          configName);
 

@@ -3,8 +3,10 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -377,6 +379,64 @@ TEST(Comm, AbortUnblocksWaitingCall) {
   EXPECT_EQ(rc, loomAborted) << loomGetErrorString(rc) << ": " << message;
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
   for (int r = 1; r < kRanks; ++r) EXPECT_EQ(loomCommAbort(comms[r]), loomSuccess);
+}
+
+// Thread ranks read each other's buffers by pointer in single-copy rounds. A
+// rank aborted while a peer still reads its input must not return before the
+// read ends: its caller may unmap the buffer at once (done here, so a late
+// read would crash the test). The root of a reduce reads every input for tens
+// of milliseconds while the others, having nothing to read, wait for it; rank
+// 0 is aborted a few milliseconds into that.
+TEST(Comm, AbortMidSingleCopyRoundWaitsForPeersReadingItsBuffers) {
+  ScopedEnv env({{"LOOM_TIMEOUT", "20"}, {"LOOM_ALGO", "direct"}, {"LOOM_SINGLE_COPY_MIN", "64K"}});
+  constexpr int kRanks = 3;
+  constexpr size_t kCount = size_t{8} << 20;  // 32 MiB of floats per rank
+  constexpr size_t kBytes = kCount * sizeof(float);
+  int abortedMidCall = 0;
+  for (int trial = 0; trial < 4; ++trial) {
+    loomComm_t comms[kRanks] = {};
+    ASSERT_EQ(loomCommInitAll(comms, kRanks, nullptr), loomSuccess) << loomGetLastError(nullptr);
+    void* mapped =
+        mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(mapped, MAP_FAILED);
+    auto* rank0 = static_cast<float*>(mapped);
+    std::fill(rank0, rank0 + kCount, 1.0f);
+    std::vector<std::vector<float>> others(kRanks, std::vector<float>(kCount, 2.0f));
+    std::vector<float> rootOut(kCount, 0.0f);
+    std::atomic<int> started{0};
+    std::vector<loomResult_t> results(kRanks, loomInternalError);
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < kRanks; ++r) {
+      ranks.emplace_back([&, r] {
+        const float* in = r == 0 ? rank0 : others[static_cast<size_t>(r)].data();
+        float* out = r == 1 ? rootOut.data() : others[static_cast<size_t>(r)].data();
+        started.fetch_add(1);
+        results[static_cast<size_t>(r)] =
+            loomReduce(in, out, kCount, loomFloat32, loomSum, 1, comms[r], nullptr);
+        // The caller owns its buffer again: gone at once.
+        if (r == 0) {
+          ASSERT_EQ(munmap(mapped, kBytes), 0);
+        }
+      });
+    }
+    while (started.load() < kRanks) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    EXPECT_EQ(loomCommAbort(comms[0]), loomSuccess);
+    for (auto& t : ranks) t.join();
+    if (results[0] == loomAborted) ++abortedMidCall;
+    EXPECT_TRUE(results[0] == loomSuccess || results[0] == loomAborted)
+        << loomGetErrorString(results[0]);
+    for (int r = 1; r < kRanks; ++r) {
+      EXPECT_TRUE(results[r] == loomSuccess || results[r] == loomRemoteError)
+          << "rank " << r << ": " << loomGetErrorString(results[r]);
+      EXPECT_EQ(loomCommAbort(comms[r]), loomSuccess);
+    }
+    if (results[1] == loomSuccess) {
+      EXPECT_EQ(rootOut[kCount - 1], 5.0f);
+    }
+  }
+  // The abort landed inside the call at least once, or the test proved nothing.
+  EXPECT_GT(abortedMidCall, 0);
 }
 
 // loomCommRevoke from another thread ends a waiting call with loomRevoked,

@@ -311,31 +311,36 @@ TEST(Simulator, RingAllReduceTraffic) {
 // run as the executor runs them (one cursor and one FIFO per channel) and
 // with every stream independent. Counts below the channel count leave
 // channels empty; slices of 1 and 7 elements and one larger than any step.
-TEST(ChannelSim, RingAllReduceMatchesReference) {
-  for (int channels : {2, 3, 8}) {
-    for (int n : {1, 2, 3, 5, 8}) {
-      for (size_t count : {size_t{0}, size_t{1}, size_t(channels - 1), size_t{97}, size_t{1000}}) {
-        for (int mode = 0; mode < 3; ++mode) {
-          for (size_t slice : {size_t{1}, size_t{7}, size_t{1} << 16}) {
-            for (SimStreamOrder order : {SimStreamOrder::Merged, SimStreamOrder::Independent}) {
-              SimCollective call{Collective::AllReduce, Algorithm::Ring, n, count, 0, mode > 0};
-              call.channels = channels;
-              SimOptions options;
-              options.sliceElements = slice;
-              options.aliasInPlace = mode == 1;
-              options.streamOrder = order;
-              if (!runAndCheck(call, options)) return;
+TEST(ChannelSim, RingCollectivesMatchReference) {
+  for (Collective collective :
+       {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter}) {
+    for (int channels : {2, 3, 8}) {
+      for (int n : {1, 2, 3, 5, 8}) {
+        for (size_t count :
+             {size_t{0}, size_t{1}, size_t(channels - 1), size_t{97}, size_t{1000}}) {
+          for (int mode = 0; mode < 3; ++mode) {
+            for (size_t slice : {size_t{1}, size_t{7}, size_t{1} << 16}) {
+              for (SimStreamOrder order : {SimStreamOrder::Merged, SimStreamOrder::Independent}) {
+                SimCollective call{collective, Algorithm::Ring, n, count, 0, mode > 0};
+                call.channels = channels;
+                SimOptions options;
+                options.sliceElements = slice;
+                options.aliasInPlace = mode == 1;
+                options.streamOrder = order;
+                if (!runAndCheck(call, options)) return;
+              }
             }
           }
         }
-      }
-      for (ReduceOp op : {ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
-        SimCollective call{Collective::AllReduce, Algorithm::Ring, n, 97, 0, false};
-        call.channels = channels;
-        SimOptions options;
-        options.op = op;
-        options.sliceElements = 7;
-        if (!runAndCheck(call, options, mixedValue)) return;
+        if (collective == Collective::AllGather) continue;
+        for (ReduceOp op : {ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
+          SimCollective call{collective, Algorithm::Ring, n, 97, 0, false};
+          call.channels = channels;
+          SimOptions options;
+          options.op = op;
+          options.sliceElements = 7;
+          if (!runAndCheck(call, options, mixedValue)) return;
+        }
       }
     }
   }
@@ -343,27 +348,35 @@ TEST(ChannelSim, RingAllReduceMatchesReference) {
 
 // Each channel carries its own piece: the same bytes in total as one ring,
 // spread evenly, and every step of a stream names one channel.
+// All-reduce sends each element 2(n-1) times around the ring, all-gather and
+// reduce-scatter (n-1) times per rank's block.
 TEST(ChannelSim, PiecesSplitTheTraffic) {
   const int n = 4;
   const size_t count = 1200;
-  PlanRequest req;
-  req.nranks = n;
-  req.count = count;
-  for (int channels : {1, 2, 3}) {
-    req.channels = channels;
-    std::vector<size_t> perChannel(static_cast<size_t>(channels), 0);
-    for (int r = 0; r < n; ++r) {
-      req.rank = r;
-      for (const auto& stream : makePlan(req).streams) {
-        for (const Step& s : stream) {
-          EXPECT_EQ(s.channel, stream.front().channel) << toString(s);
-          if (stepSends(s.kind)) perChannel[s.channel] += s.count;
+  for (auto [collective, sendsPerElement] :
+       {std::pair{Collective::AllReduce, size_t{2 * (n - 1)}},
+        std::pair{Collective::AllGather, size_t{n * (n - 1)}},
+        std::pair{Collective::ReduceScatter, size_t{n * (n - 1)}}}) {
+    PlanRequest req;
+    req.collective = collective;
+    req.nranks = n;
+    req.count = count;
+    for (int channels : {1, 2, 3}) {
+      req.channels = channels;
+      std::vector<size_t> perChannel(static_cast<size_t>(channels), 0);
+      for (int r = 0; r < n; ++r) {
+        req.rank = r;
+        for (const auto& stream : makePlan(req).streams) {
+          for (const Step& s : stream) {
+            EXPECT_EQ(s.channel, stream.front().channel) << toString(s);
+            if (stepSends(s.kind)) perChannel[s.channel] += s.count;
+          }
         }
       }
-    }
-    for (int k = 0; k < channels; ++k) {
-      EXPECT_EQ(perChannel[static_cast<size_t>(k)], 2 * (n - 1) * (count / channels))
-          << channels << " channels, channel " << k;
+      for (int k = 0; k < channels; ++k) {
+        EXPECT_EQ(perChannel[static_cast<size_t>(k)], sendsPerElement * (count / channels))
+            << toString(collective) << ", " << channels << " channels, channel " << k;
+      }
     }
   }
 }
@@ -373,8 +386,10 @@ TEST(ChannelSim, RefusesWhatItCannotSplit) {
   req.nranks = 3;
   req.count = 10;
   req.channels = 2;
-  req.collective = Collective::AllGather;
-  EXPECT_THROW(makePlan(req), Error);
+  for (Collective c : {Collective::Broadcast, Collective::Reduce, Collective::AllToAll}) {
+    req.collective = c;
+    EXPECT_THROW(makePlan(req), Error) << toString(c);
+  }
   req.collective = Collective::AllReduce;
   req.algorithm = Algorithm::Tree;
   EXPECT_THROW(makePlan(req), Error);

@@ -78,6 +78,13 @@ struct alignas(64) SegmentHeader {
   uint64_t exposedOutput;
   /// The last single-copy round in which this rank finished reading its peers.
   alignas(64) std::atomic<uint64_t> releasedSeq;
+  /// The last single-copy round this rank left early (an error, an abort):
+  /// from then on its buffers are not to be read. Peers waiting on it fail.
+  alignas(64) std::atomic<uint64_t> withdrawnSeq;
+  /// Thread ranks reading this rank's buffers by pointer at this moment. A
+  /// rank that leaves a round early waits until this is 0, so no reader
+  /// touches its buffers after its call returned (DirectExecutor).
+  std::atomic<uint32_t> pointerReaders;
   RankStatus status;
 };
 
