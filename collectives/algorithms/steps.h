@@ -53,19 +53,6 @@ inline Step recvReduceSend(int from, int to, BufferRef src, size_t count, bool f
   return s;
 }
 
-inline Step recvReduceCopySend(int from, int to, BufferRef src, BufferRef dst, size_t count,
-                               bool finalize) {
-  Step s;
-  s.kind = StepKind::RecvReduceCopySend;
-  s.recvPeer = from;
-  s.sendPeer = to;
-  s.src = src;
-  s.dst = dst;
-  s.count = count;
-  s.finalize = finalize;
-  return s;
-}
-
 inline Step recvCopySend(int from, int to, BufferRef dst, size_t count) {
   Step s;
   s.kind = StepKind::RecvCopySend;

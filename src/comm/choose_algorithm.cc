@@ -23,12 +23,16 @@ bool modelled(Collective c) {
   return c == Collective::AllReduce || c == Collective::AllGather || c == Collective::ReduceScatter;
 }
 
+/// A small all-reduce climbs and descends the double binary tree: about
+/// 2 log2(n) hops of latency where the ring takes 2 (n - 1).
+bool treeFits(const Comm& comm, Collective c, size_t bytes) {
+  return c == Collective::AllReduce && comm.nranks > 2 && bytes <= comm.config.treeMaxBytes;
+}
+
 Algorithm ruleOfThumb(const Comm& comm, Collective c, size_t bytes) {
   const bool directOk = comm.allLocal && directSupports(c);
   if (directOk && bytes <= comm.config.directMaxBytes) return Algorithm::Direct;
-  if (c == Collective::AllReduce && comm.nranks > 2 && bytes <= comm.config.treeMaxBytes) {
-    return Algorithm::Tree;
-  }
+  if (treeFits(comm, c, bytes)) return Algorithm::Tree;
   return usualAlgorithm(c);
 }
 
@@ -55,6 +59,32 @@ int channelsFor(const Comm& comm, Collective c, Algorithm a, size_t bytes) {
 }
 
 }  // namespace
+
+Algorithm chooseWalkAlgorithm(const Comm& comm, Collective c, size_t bytes) {
+  // LOOM_ALGO may name the tree for all-reduce and broadcast, whose tree
+  // plans need no scratch (a tree reduce's interior ranks do), or the ring.
+  if (const std::optional<Algorithm> asked = comm.config.algorithm) {
+    if (*asked == Algorithm::Ring && algorithmSupports(Algorithm::Ring, c)) return Algorithm::Ring;
+    if (*asked == Algorithm::Tree && (c == Collective::AllReduce || c == Collective::Broadcast)) {
+      return Algorithm::Tree;
+    }
+  }
+  return treeFits(comm, c, bytes) ? Algorithm::Tree : usualAlgorithm(c);
+}
+
+PlanRequest planRequestFor(const Comm& comm, const Operation& op, Algorithm algorithm,
+                           int channels) {
+  PlanRequest req;
+  req.collective = op.collective;
+  req.algorithm = algorithm;
+  req.rank = comm.rank;
+  req.nranks = comm.nranks;
+  req.root = op.root;
+  req.count = op.count;
+  req.inPlace = isInPlace(comm, op);
+  req.channels = channels;
+  return req;
+}
 
 AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective c, size_t bytes) {
   AlgorithmChoice choice{Algorithm::Ring, comm.config.sliceBytes()};

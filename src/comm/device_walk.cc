@@ -253,43 +253,20 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const RankDevices& wher
 
 }  // namespace
 
+namespace {
+
 Algorithm walkAlgorithm(const Comm& comm, const Operation& op) {
-  const size_t bytes = op.count * dataTypeSize(op.type);
-  // LOOM_ALGO may name the tree for all-reduce and broadcast, whose tree
-  // plans need no scratch (a tree reduce's interior ranks do), or the ring.
-  if (const std::optional<Algorithm> asked = comm.config.algorithm) {
-    if (*asked == Algorithm::Ring && algorithmSupports(Algorithm::Ring, op.collective)) {
-      return Algorithm::Ring;
-    }
-    if (*asked == Algorithm::Tree &&
-        (op.collective == Collective::AllReduce || op.collective == Collective::Broadcast)) {
-      return Algorithm::Tree;
-    }
-  }
-  // The host's rule of thumb (choose_algorithm.cc): a small all-reduce climbs
-  // and descends the double binary tree, about 2 log2(n) hops of latency
-  // where the ring takes 2 (n - 1).
-  if (op.collective == Collective::AllReduce && comm.nranks > 2 &&
-      bytes <= comm.config.treeMaxBytes) {
-    return Algorithm::Tree;
-  }
-  return usualAlgorithm(op.collective);
+  return chooseWalkAlgorithm(comm, op.collective, op.count * dataTypeSize(op.type));
 }
+
+}  // namespace
 
 std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op) {
   return walkPlan(comm, op, walkAlgorithm(comm, op));
 }
 
 std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op, Algorithm algorithm) {
-  PlanRequest req;
-  req.collective = op.collective;
-  req.algorithm = algorithm;
-  req.rank = comm.rank;
-  req.nranks = comm.nranks;
-  req.root = op.root;
-  req.count = op.count;
-  req.inPlace = isInPlace(comm, op);
-  std::shared_ptr<const RankPlan> plan = comm.plan(req);
+  std::shared_ptr<const RankPlan> plan = comm.plan(planRequestFor(comm, op, algorithm));
   if (plan->scratchElements > 0) {
     // Growing scratch here would allocate between launches (see createState).
     raise(ErrorCode::InternalError, "the plan-walking kernel has no scratch for {}",
@@ -381,13 +358,6 @@ std::string finishedWalkFailure(DeviceWalkState& state) {
   }
   if (state.failure.empty()) state.failure = compressedCallFailure(state);
   return state.failure;
-}
-
-void checkFinishedWalk(Comm& comm, DeviceWalkState& state) {
-  const std::string failure = finishedWalkFailure(state);
-  if (failure.empty()) return;
-  comm.asyncError.store(loomRemoteError);
-  raise(ErrorCode::RemoteError, "rank {}: {}", comm.rank, failure);
 }
 
 void launchWalk(Comm& comm, DeviceWalkState& state, std::span<const walk::WalkPart> parts,

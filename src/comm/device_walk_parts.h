@@ -15,15 +15,10 @@
 
 namespace loom {
 
-/// The algorithm the kernel path walks `op` with: LOOM_ALGO where it names
-/// the ring, or the tree for all-reduce or broadcast; else the tree for
-/// all-reduces up to LOOM_TREE_MAX bytes on more than 2 ranks; else the
-/// collective's usual algorithm. Alike on every rank (count, type, config).
-Algorithm walkAlgorithm(const Comm& comm, const Operation& op);
 /// The kernel path's plan of a collective (ring, tree, pairwise or star:
 /// none that needs scratch).
 std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op, Algorithm algorithm);
-/// The same with walkAlgorithm's choice.
+/// The same with chooseWalkAlgorithm's choice.
 std::shared_ptr<const RankPlan> walkPlan(Comm& comm, const Operation& op);
 /// Whether this process has a CUDA runtime with a device and the walk kernels.
 bool canWalkHere();
@@ -62,9 +57,6 @@ const char* streamConflict(int deviceP, uint64_t streamP, int deviceQ, uint64_t 
 /// What the first failed walk of `state` said, reading the last walk's
 /// statuses if it has finished; empty while none failed.
 std::string finishedWalkFailure(DeviceWalkState& state);
-/// Throws RemoteError when a walk of `state` failed: the FIFOs' message
-/// numbers no longer agree.
-void checkFinishedWalk(Comm& comm, DeviceWalkState& state);
 /// Enqueues `parts` on `stream` as one walk: program upload, kernel, status
 /// copy. `launch` names the element type; the rest is filled in.
 void launchWalk(Comm& comm, DeviceWalkState& state, std::span<const walk::WalkPart> parts,

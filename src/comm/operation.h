@@ -63,6 +63,14 @@ struct AlgorithmChoice {
 /// tuner when ranks span hosts, else the size/locality rule
 /// (choose_algorithm.cc). Every rank gets the same answer.
 AlgorithmChoice chooseAlgorithm(const Comm& comm, Collective collective, size_t bytes);
+/// The algorithm the kernel path walks a collective of `bytes` with (it runs
+/// plans without scratch): LOOM_ALGO where it names the ring, or the tree for
+/// all-reduce or broadcast; else the same tree threshold as chooseAlgorithm's
+/// rule; else the collective's usual algorithm. Alike on every rank.
+Algorithm chooseWalkAlgorithm(const Comm& comm, Collective collective, size_t bytes);
+/// The plan request of `op` on this rank: the one way a call asks for a plan.
+PlanRequest planRequestFor(const Comm& comm, const Operation& op, Algorithm algorithm,
+                           int channels = 1);
 
 bool isReduction(Collective c);
 

@@ -180,16 +180,7 @@ void runCollective(Comm& comm, const Operation& op) {
     runPlans(comm, op, sequence, plans, choice.sliceBytes, waiter);
     return;
   }
-  PlanRequest req;
-  req.collective = op.collective;
-  req.algorithm = algorithm;
-  req.rank = comm.rank;
-  req.nranks = comm.nranks;
-  req.root = op.root;
-  req.count = op.count;
-  req.inPlace = isInPlace(comm, op);
-  req.channels = choice.channels;
-  const auto plan = comm.plan(req);
+  const auto plan = comm.plan(planRequestFor(comm, op, algorithm, choice.channels));
   const RankPlan* one = plan.get();
   runPlans(comm, op, sequence, {&one, 1}, choice.sliceBytes, waiter);
 }
@@ -239,14 +230,7 @@ void runPointToPoint(Comm& comm, std::span<const Operation* const> ops) {
     for (auto it = queues.begin(); it != queues.end();) {
       const Operation* op = it->second.front();
       it->second.pop_front();
-      PlanRequest req;
-      req.collective = op->collective;
-      req.algorithm = Algorithm::Pairwise;
-      req.rank = comm.rank;
-      req.nranks = comm.nranks;
-      req.root = op->root;
-      req.count = op->count;
-      plans.push_back(comm.plan(req));
+      plans.push_back(comm.plan(planRequestFor(comm, *op, Algorithm::Pairwise)));
       PlanJob job;
       job.plan = plans.back().get();
       job.buffers = {static_cast<const char*>(op->send), static_cast<char*>(op->recv), nullptr};

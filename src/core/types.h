@@ -52,9 +52,4 @@ constexpr bool isFloatType(DataType t) {
 std::string_view dataTypeName(DataType t);   // "float32", "bf16", ...
 std::string_view reduceOpName(ReduceOp op);  // "sum", ...
 
-/// Parse names as loom_perf and env vars spell them ("float", "float32", "half",
-/// "bf16", "int32", ...). Return false when unknown.
-bool parseDataType(std::string_view name, DataType* out);
-bool parseReduceOp(std::string_view name, ReduceOp* out);
-
 }  // namespace loom

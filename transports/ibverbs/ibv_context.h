@@ -29,7 +29,6 @@ class IbvContext {
   ibv_context* verbs() const { return context_; }
   ibv_pd* pd() const { return pd_; }
   IbvMemoryRegistry& memory() { return *memory_; }
-  const std::string& deviceName() const { return name_; }
   const IbvLocalPort& localPort() const { return local_; }
   uint16_t lid() const { return lid_; }
   const std::array<uint8_t, 16>& gid() const { return gid_; }

@@ -41,7 +41,6 @@ class ShmDomain {
 
   std::unique_ptr<Link> makeLink(int peer);
   Doorbell& myDoorbell() { return header(rank_)->doorbell; }
-  Doorbell& doorbellOf(int rank) { return header(rank)->doorbell; }
   /// Valid for self and attached peers only.
   ArenaView arena(int rank);
   SegmentHeader& headerOf(int rank) { return *header(rank); }
