@@ -108,8 +108,10 @@ class DirectExecutor {
   }
   void waitAllInputs();
   void waitAllOutputs();
-  /// out = in_0 (+) in_1 (+) ... over all ranks' input regions at byte offset `at`.
-  void reduceAll(char* out, size_t at, size_t count, const ReduceContext& rc, int parity);
+  /// out = in_0 (+) in_1 (+) ... over all ranks' input regions at byte offset
+  /// `at`, in rank order; this rank's term from `own` instead where given.
+  void reduceAll(char* out, size_t at, size_t count, const ReduceContext& rc, int parity,
+                 const char* own = nullptr);
 
   // Single-copy rounds (direct_single_copy.cc).
   bool singleCopy(size_t bytes) const;
