@@ -135,6 +135,29 @@ rc=$?
 [ "$rc" = 5 ] || fail "keep-going: the last rank exited 5, loomrun returned $rc"
 expect_no_orphans "keep-going"
 
+# --- --respawn K: a failed rank is replaced (LOOM_REPLACEMENT=1), K times in
+# all; every rank sees the same LOOM_GROW_DIR, which is gone afterwards ---
+timeout -k 5 60 "$LOOMRUN" --respawn 1 -n 2 sh -c \
+  'echo "$LOOM_GROW_DIR" > '"$work"'/dir.$LOOM_RANK.${LOOM_REPLACEMENT:-0}
+   if [ "$LOOM_RANK" = 1 ] && [ -z "$LOOM_REPLACEMENT" ]; then exit 3; fi; sleep 0.3' \
+  2>"$work/err"
+rc=$?
+[ "$rc" = 0 ] || fail "respawn: loomrun returned $rc: $(cat "$work/err")"
+grep -q "starting a replacement for rank 1" "$work/err" || fail "respawn: none: $(cat "$work/err")"
+[ -e "$work/dir.1.1" ] || fail "respawn: the replacement did not run with LOOM_REPLACEMENT=1"
+grow_dir=$(cat "$work/dir.0.0")
+[ -n "$grow_dir" ] && [ "$(cat "$work/dir.1.1")" = "$grow_dir" ] ||
+  fail "respawn: LOOM_GROW_DIR differs or is empty ($grow_dir)"
+[ ! -e "$grow_dir" ] || fail "respawn: $grow_dir outlived loomrun"
+timeout -k 5 60 "$LOOMRUN" --respawn 2 -n 2 sh -c \
+  'if [ "$LOOM_RANK" = 1 ]; then exit 3; fi; sleep 1' 2>"$work/err"
+rc=$?
+[ "$(grep -c "starting a replacement" "$work/err")" = 2 ] ||
+  fail "respawn 2: not exactly two replacements: $(cat "$work/err")"
+[ "$rc" = 0 ] || fail "respawn 2: rank 0 finished last with 0, loomrun returned $rc"
+"$LOOMRUN" --respawn -1 -n 1 true 2>/dev/null && fail "respawn: a negative count was taken"
+expect_no_orphans "respawn"
+
 # The user story: the last rank dies, the survivors shrink and go on.
 SURVIVOR="$BUILD/tests/loom_shrink_survivor"
 [ -x "$SURVIVOR" ] || SURVIVOR=$(find "$BUILD" -maxdepth 3 -name loom_shrink_survivor -type f | head -1)

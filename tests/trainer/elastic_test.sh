@@ -5,6 +5,8 @@
 # uninterrupted run's. dp 4 (one replica of one rank lost), dp 2 x tp 2 (a
 # replica of two ranks lost: its surviving rank leaves), and dp 2 x pp 2 with a
 # random rank killed at a random step (seed printed; LOOM_FAULT_SEED repeats it).
+# Under loomrun --respawn the world then grows back: dp 4 and dp 2 x tp 2 again
+# take in a replacement (and, for tp 2, the broken replica's surviving rank).
 set -euo pipefail
 train=$1
 loomrun=$2
@@ -17,9 +19,11 @@ final_loss() { sed -n 's/.*loss [0-9.]* -> \([0-9.]*\) over \([0-9]*\) steps.*/\
 check_case() {  # check_case name kill "expected redo line" grid...
   local name=$1 kill=$2 redo=$3
   shift 3
+  local launch=(--keep-going)
+  [[ -n ${RESPAWN:-} ]] && launch=(--respawn "$RESPAWN")
   timeout 120 "$loomrun" -n 4 "$train" "$@" --steps 30 --quiet >"$tmp/straight" 2>&1 ||
     { cat "$tmp/straight"; echo "FAIL: $name: the uninterrupted run failed" >&2; exit 1; }
-  if ! LOOM_TRAIN_KILL=$kill timeout 120 "$loomrun" --keep-going -n 4 "$train" "$@" --steps 30 \
+  if ! LOOM_TRAIN_KILL=$kill timeout 120 "$loomrun" "${launch[@]}" -n 4 "$train" "$@" --steps 30 \
     --quiet --elastic >"$tmp/elastic" 2>&1; then
     cat "$tmp/elastic"
     echo "FAIL: $name: the elastic run did not finish with 0" >&2
@@ -35,7 +39,13 @@ check_case() {  # check_case name kill "expected redo line" grid...
     exit 1
   fi
   echo "elastic_test: $name: final loss $elastic vs $straight uninterrupted;" \
-    "$(grep -o 'rebuilt in [0-9]* ms' "$tmp/elastic")"
+    "$(grep -o 'rebuilt in [0-9]* ms' "$tmp/elastic")" \
+    "$(grep -o 'grew back to .* ms' "$tmp/elastic" || true)"
+}
+
+# check_grown name "expected grow line": after check_case under RESPAWN.
+check_grown() {
+  grep -q "$2" "$tmp/elastic" || { cat "$tmp/elastic"; echo "FAIL: $1: no '$2'" >&2; exit 1; }
 }
 
 check_case "dp 4, rank 2 killed at step 10" 2:10 "redoing step 11 on 3 ranks (dp 3)" --dp 4
@@ -51,4 +61,11 @@ step=$((RANDOM % 28 + 1))
 echo "elastic_test: seed $seed: rank $victim killed at step $step of dp 2 x pp 2"
 check_case "dp 2 x pp 2, rank $victim killed at step $step" "$victim:$step" \
   "redoing step $((step + 1)) on 2 ranks (dp 1)" --dp 2 --pp 2
+# Growing back under loomrun --respawn.
+RESPAWN=1 check_case "dp 4, rank 2 killed at step 10, respawned" 2:10 \
+  "redoing step 11 on 3 ranks (dp 3)" --dp 4
+check_grown "dp 4 respawned" "grew back to 4 ranks (dp 4)"
+RESPAWN=1 check_case "dp 2 x tp 2, rank 1 killed at step 10, respawned" 1:10 \
+  "redoing step 11 on 2 ranks (dp 1)" --dp 2 --tp 2
+check_grown "dp 2 x tp 2 respawned" "grew back to 4 ranks (dp 2)"
 echo "elastic_test: ok"

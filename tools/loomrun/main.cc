@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -44,13 +45,26 @@ int launch(const loomrun::Options& options) {
     return 1;
   }
 
+  // Replacements find the survivors through files in a private directory.
+  std::string growDir;
+  if (options.respawn > 0) {
+    std::string pattern = "/tmp/loomrun-grow-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      std::perror("loomrun: mkdtemp");
+      return 1;
+    }
+    growDir = pattern;
+  }
   std::vector<std::vector<std::string>> environments;
   environments.reserve(static_cast<size_t>(options.nranks));
   for (int rank = 0; rank < options.nranks; ++rank) {
     environments.push_back(loomrun::buildRankEnvironment(environ, rank, job));
+    if (!growDir.empty()) environments.back().push_back("LOOM_GROW_DIR=" + growDir);
   }
   loomrun::Supervisor supervisor(options, signals, std::move(environments));
-  return supervisor.run();
+  const int status = supervisor.run();
+  if (!growDir.empty()) std::filesystem::remove_all(growDir);
+  return status;
 }
 
 }  // namespace

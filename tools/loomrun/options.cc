@@ -10,7 +10,8 @@ namespace loomrun {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: loomrun -n N [--tag-output] [--keep-going] [--timeout SECONDS] [--] prog [args...]";
+    "usage: loomrun -n N [--tag-output] [--keep-going] [--respawn K] [--timeout SECONDS] [--] "
+    "prog [args...]";
 
 /// --help's first line says what loomrun takes, the program included (CLI11's
 /// own would read "loomrun [OPTIONS]").
@@ -38,6 +39,10 @@ std::optional<Options> parseOptions(int argc, char** argv, int& exitCode) {
   app.add_flag("--keep-going", options.keepGoing,
                "when a rank fails, report it and let the others run on (they may shrink their "
                "communicator); exit as the last rank to finish did");
+  app.add_option("--respawn", options.respawn,
+                 "start a replacement for a rank that fails, at most this many in all (implies "
+                 "--keep-going); replacements get LOOM_REPLACEMENT=1, every rank LOOM_GROW_DIR")
+      ->check(CLI::Range(0, 4096));
   app.add_option("--timeout", options.timeoutSeconds,
                  "kill every rank and exit 124 after this many seconds");
   app.footer(
@@ -61,6 +66,7 @@ std::optional<Options> parseOptions(int argc, char** argv, int& exitCode) {
   if (options.timeoutSeconds && !(*options.timeoutSeconds > 0 && *options.timeoutSeconds < 1e9)) {
     return usageError("--timeout must be a positive number of seconds (below 1e9)");
   }
+  if (options.respawn > 0) options.keepGoing = true;
   options.command = app.remaining();
   if (!options.command.empty() && options.command.front() == "--") {
     // An explicit separator: whatever follows is the program, dashes and all.

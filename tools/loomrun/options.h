@@ -13,6 +13,10 @@ struct Options {
   /// A rank's failure does not stop the others (jobs that shrink and go on);
   /// loomrun then exits as the last rank to finish did.
   bool keepGoing = false;
+  /// Replacements to start, in all, for ranks that fail (implies keepGoing).
+  /// Each gets its rank's environment plus LOOM_REPLACEMENT=1; every rank gets
+  /// LOOM_GROW_DIR, where replacements and survivors meet (docs/loomrun.md).
+  int respawn = 0;
   /// Seconds before every rank is killed and loomrun exits 124; none: no limit.
   std::optional<double> timeoutSeconds;
   /// The program and its arguments, exactly as given after loomrun's options.

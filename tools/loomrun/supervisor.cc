@@ -54,41 +54,59 @@ void Supervisor::spawnAll() {
   devNull_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   const bool shareStdin = !::isatty(STDIN_FILENO);
 
+  respawnsLeft_ = options_.respawn;
   ranks_.resize(options_.nranks);
   for (int i = 0; i < options_.nranks; ++i) {
-    SpawnRequest request;
-    request.command = options_.command;
-    request.environment = std::move(environments_[i]);
-    request.captureOutput = options_.tagOutput;
-    request.stdinFd = (i == 0 && shareStdin) ? -1 : devNull_.get();
-    request.signalMask = signals_.originalMask();
-
     Rank& rank = ranks_[i];
     rank.index = i;
-    SpawnedRank spawned;
-    try {
-      spawned = spawnRank(request);
-    } catch (const std::system_error& e) {
-      std::fprintf(stderr, "loomrun: cannot start rank %d: %s\n", i, e.what());
-      exitCode_ = 1;
-      beginTermination();
-      return;  // the loop reaps the ranks already started
-    }
-    rank.pid = spawned.pid;
-    rank.running = true;
-    if (spawned.execErrno != 0) {
-      // Every rank runs the same program, so one failed exec dooms them all.
-      std::fprintf(stderr, "loomrun: cannot run '%s': %s\n", options_.command[0].c_str(),
-                   std::strerror(spawned.execErrno));
-      exitCode_ = spawned.execErrno == ENOENT ? 127 : 126;
-      beginTermination();
-      return;
-    }
-    if (options_.tagOutput) {
-      rank.streams.push_back({std::move(spawned.stdoutPipe), LineTagger(i), STDOUT_FILENO});
-      rank.streams.push_back({std::move(spawned.stderrPipe), LineTagger(i), STDERR_FILENO});
-    }
+    // The ranks already started are reaped by the loop.
+    if (!spawn(rank, environments_[i], (i == 0 && shareStdin) ? -1 : devNull_.get())) return;
   }
+}
+
+bool Supervisor::spawn(Rank& rank, std::vector<std::string> environment, int stdinFd) {
+  SpawnRequest request;
+  request.command = options_.command;
+  request.environment = std::move(environment);
+  request.captureOutput = options_.tagOutput;
+  request.stdinFd = stdinFd;
+  request.signalMask = signals_.originalMask();
+  SpawnedRank spawned;
+  try {
+    spawned = spawnRank(request);
+  } catch (const std::system_error& e) {
+    std::fprintf(stderr, "loomrun: cannot start rank %d: %s\n", rank.index, e.what());
+    exitCode_ = 1;
+    beginTermination();
+    return false;
+  }
+  rank.pid = spawned.pid;
+  rank.running = true;
+  if (spawned.execErrno != 0) {
+    // Every rank runs the same program, so one failed exec dooms them all.
+    std::fprintf(stderr, "loomrun: cannot run '%s': %s\n", options_.command[0].c_str(),
+                 std::strerror(spawned.execErrno));
+    exitCode_ = spawned.execErrno == ENOENT ? 127 : 126;
+    beginTermination();
+    return false;
+  }
+  if (options_.tagOutput) {
+    rank.streams.push_back({std::move(spawned.stdoutPipe), LineTagger(rank.index), STDOUT_FILENO});
+    rank.streams.push_back({std::move(spawned.stderrPipe), LineTagger(rank.index), STDERR_FILENO});
+  }
+  return true;
+}
+
+void Supervisor::respawn(const Rank& failed) {
+  --respawnsLeft_;
+  std::fprintf(stderr, "loomrun: --respawn: starting a replacement for rank %d (%d more allowed)\n",
+               failed.index, respawnsLeft_);
+  std::vector<std::string> environment = environments_[static_cast<size_t>(failed.index)];
+  environment.push_back("LOOM_REPLACEMENT=1");
+  // Output is tagged with the failed rank's number: the replacement takes its place.
+  Rank& replacement = ranks_.emplace_back();
+  replacement.index = failed.index;
+  spawn(replacement, std::move(environment), devNull_.get());
 }
 
 void Supervisor::loop() {
@@ -171,6 +189,7 @@ void Supervisor::onExit(Rank& rank, int status) {
   reportFailure(rank, status);
   if (options_.keepGoing) {
     if (anyRunning()) std::fprintf(stderr, "loomrun: --keep-going: the other ranks run on\n");
+    if (respawnsLeft_ > 0 && anyRunning()) respawn(rank);
     return;
   }
   exitCode_ = statusCode(status);

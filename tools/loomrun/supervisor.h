@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,7 +20,7 @@ namespace loomrun {
 
 class Supervisor {
  public:
-  /// `environments[i]` is rank i's complete environment.
+  /// `environments[i]` is rank i's complete environment (kept for replacements).
   Supervisor(const Options& options, SignalWatch& signals,
              std::vector<std::vector<std::string>> environments);
 
@@ -45,6 +46,11 @@ class Supervisor {
   };
 
   void spawnAll();
+  /// Starts `rank` with `environment`; false (and termination begun) when it
+  /// cannot be started or its program cannot be executed.
+  bool spawn(Rank& rank, std::vector<std::string> environment, int stdinFd);
+  /// --respawn: starts a replacement for the failed `rank`.
+  void respawn(const Rank& rank);
   void loop();
   void handleSignals();
   void reapExited();
@@ -62,7 +68,8 @@ class Supervisor {
   const Options& options_;
   SignalWatch& signals_;
   std::vector<std::vector<std::string>> environments_;
-  std::vector<Rank> ranks_;
+  std::deque<Rank> ranks_;  // grows with replacements; references stay valid
+  int respawnsLeft_ = 0;
   UniqueFd devNull_;
 
   std::optional<Clock::time_point> jobDeadline_;

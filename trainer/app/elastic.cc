@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "app/grow_back.h"
 #include "app/trainer.h"
 
 namespace loom::train {
@@ -94,6 +97,65 @@ Recovery shrinkToCompleteReplicas(loom::Comm& world, TrainOptions& options, int 
   return recovery;
 }
 
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// How long a rank waits to be taken back in: LOOM_TIMEOUT (seconds), else 300 s.
+std::chrono::milliseconds growTimeout() {
+  const char* text = std::getenv("LOOM_TIMEOUT");
+  const double seconds = text != nullptr ? std::atof(text) : 0;
+  return std::chrono::milliseconds(static_cast<int64_t>((seconds > 0 ? seconds : 300) * 1000));
+}
+
+/// Collective: how many waiting ranks join now (rank 0 looks; whole replicas
+/// only, at most `missing` of them).
+int ranksWaitingToJoin(const loom::Comm& world, const GrowChannel& channel, int perReplica,
+                       int missing) {
+  std::array<int32_t, 1> joiners = {0};
+  if (world.rank() == 0) {
+    const int replicas = std::min(static_cast<int>(channel.waiting().size()) / perReplica, missing);
+    joiners[0] = replicas * perReplica;
+  }
+  world.broadcast(std::span<int32_t>(joiners), 0);
+  return joiners[0];
+}
+
+/// Grows `world` by the first `joiners` waiting ranks and updates the grid.
+/// A failure here is not recovered from (the world is half grown).
+void growWithWaitingRanks(loom::Comm& world, const GrowChannel& channel, TrainOptions& options,
+                          int step, int joiners) {
+  std::vector<int> pids(static_cast<size_t>(joiners));
+  if (world.rank() == 0) {
+    pids = channel.waiting();
+    pids.resize(static_cast<size_t>(joiners));
+  }
+  try {
+    world = growAsMember(world, channel, pids, options.grid, step);
+  } catch (const loom::Exception& e) {
+    throw std::runtime_error(std::string("growing the world back failed: ") + e.what());
+  }
+  options.grid.dp += joiners / (options.grid.tp * options.grid.pp);
+}
+
+/// Collective: every rank takes the state of replica 0's rank at its place
+/// in the grid (the members' copies are alike; new ranks have none yet).
+/// `mine` is a member's state, nullptr on a new rank.
+void shareReplicaState(const loom::Comm& world, const GridShape& shape, Trainer& trainer,
+                       const Trainer::Snapshot* mine) {
+  const GridCoords coords = coordsOf(shape, world.rank());
+  const loom::Comm replicas = world.split(coords.tp + shape.tp * coords.pp, coords.dp);
+  Trainer::Snapshot state = mine != nullptr ? *mine : trainer.snapshot();
+  replicas.broadcast(std::span<float>(state.params), 0);
+  replicas.broadcast(std::span<float>(state.optimizer.m), 0);
+  replicas.broadcast(std::span<float>(state.optimizer.v), 0);
+  replicas.broadcast(std::span<uint32_t>(state.optimizer.held), 0);
+  std::array<int32_t, 1> steps = {state.optimizer.steps};
+  replicas.broadcast(std::span<int32_t>(steps), 0);
+  state.optimizer.steps = steps[0];
+  trainer.restore(state);
+}
+
 }  // namespace
 
 InjectedFault injectedFault() {
@@ -105,24 +167,67 @@ InjectedFault injectedFault() {
 }
 
 bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& corpus,
-                        const ElasticCallbacks& callbacks) {
-  const InjectedFault fault = injectedFault();
-  const int startRank = world.rank();
-  int gridRank = startRank;  // this rank's place in the current grid
-  auto trainer = std::make_unique<Trainer>(world.get(), options, corpus);
-  if (callbacks.onStart) callbacks.onStart(*trainer, startRank == 0);
-  StepStates states;
+                        const ElasticCallbacks& callbacks, bool joining) {
+  const GrowChannel channel(growDirectory());
+  const int startingDp = options.grid.dp;  // the command line's: what growing restores
+  const int samplesPerReplica = options.samplesPerRank();
+  const int ranksPerReplica = options.grid.tp * options.grid.pp;
+  // A replacement's LOOM_RANK is the dead rank's: the fault is not its own.
+  const InjectedFault fault = joining ? InjectedFault{} : injectedFault();
+  const int startRank = joining ? -1 : world.rank();  // -1: a replacement
   int step = 0;
+  std::unique_ptr<Trainer> trainer;
+  // Waits to be taken into the world, then takes replica 0's state. False
+  // when the others finished without it.
+  const auto joinWorld = [&] {
+    const auto joinedAt = std::chrono::steady_clock::now();
+    std::optional<loom::Comm> joined = joinAsNewRank(channel, options.grid, step, growTimeout());
+    if (!joined) return false;
+    world = std::move(*joined);
+    options.batch = samplesPerReplica * options.grid.dp;
+    trainer = std::make_unique<Trainer>(world.get(), options, corpus);
+    shareReplicaState(world, options.grid, *trainer, nullptr);
+    if (callbacks.onGrown)
+      callbacks.onGrown(step, world.size(), options.grid.dp, secondsSince(joinedAt), false);
+    return true;
+  };
+  if (joining) {
+    if (!joinWorld()) return false;
+  } else {
+    trainer = std::make_unique<Trainer>(world.get(), options, corpus);
+    if (callbacks.onStart) callbacks.onStart(*trainer, startRank == 0);
+  }
+  int gridRank = world.rank();  // this rank's place in the current grid
+  StepStates states;
   while (step < options.steps) {
     if (states.step != step) states.record(step, trainer->snapshot());
     try {
+      if (channel.enabled() && options.grid.dp < startingDp) {
+        const int joiners =
+            ranksWaitingToJoin(world, channel, ranksPerReplica, startingDp - options.grid.dp);
+        if (joiners > 0) {
+          const auto grewAt = std::chrono::steady_clock::now();
+          trainer.reset();
+          growWithWaitingRanks(world, channel, options, step, joiners);
+          options.batch = samplesPerReplica * options.grid.dp;
+          gridRank = world.rank();
+          trainer = std::make_unique<Trainer>(world.get(), options, corpus);
+          shareReplicaState(world, options.grid, *trainer, &states.current);
+          states = {};
+          states.record(step, trainer->snapshot());
+          if (callbacks.onGrown) {
+            callbacks.onGrown(step, world.size(), options.grid.dp, secondsSince(grewAt),
+                              world.rank() == 0);
+          }
+        }
+      }
       if (startRank == fault.rank && step == fault.step) ::kill(::getpid(), SIGKILL);
       const StepStats stats = trainer->step(step);
       callbacks.onStep(stats, world.rank() == 0);
       ++step;
       continue;
     } catch (const loom::Exception& e) {
-      if (!peerFailure(e)) throw;
+      if (!peerFailure(e) || trainer == nullptr) throw;
       std::fprintf(stderr, "loom-train: rank %d: step %d failed (%s); recovering\n", startRank,
                    step, e.what());
       std::fflush(stderr);
@@ -131,7 +236,19 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
     trainer->revokeAll();
     trainer.reset();
     const Recovery recovery = shrinkToCompleteReplicas(world, options, gridRank, step);
-    if (recovery.leave) return false;
+    if (recovery.leave) {
+      // Its replica is gone: under loomrun --respawn it waits to be taken
+      // back in with the replacement of the rank that died; else it leaves.
+      if (!channel.enabled()) return false;
+      std::fprintf(stderr, "loom-train: rank %d: its replica lost a rank; waiting to rejoin\n",
+                   startRank);
+      std::fflush(stderr);
+      world = loom::Comm();
+      if (!joinWorld()) return false;
+      gridRank = world.rank();
+      states = {};
+      continue;
+    }
     // Survivors are at most one step apart: the redo step is this one or the one before.
     if (recovery.redoStep != step && recovery.redoStep != step - 1) {
       throw std::runtime_error("survivors disagree on the step to redo");
@@ -142,11 +259,11 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
     step = recovery.redoStep;
     states = {};
     if (callbacks.onRecovered) {
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - failedAt).count();
-      callbacks.onRecovered(step, world.size(), options.grid.dp, seconds, world.rank() == 0);
+      callbacks.onRecovered(step, world.size(), options.grid.dp, secondsSince(failedAt),
+                            world.rank() == 0);
     }
   }
+  if (channel.enabled() && world.rank() == 0) channel.close();
   return true;
 }
 

@@ -27,14 +27,22 @@ struct ElasticCallbacks {
   /// After a recovery: the step to redo, the world it now runs on, and the
   /// seconds from the failed call's return to the rebuilt trainer.
   std::function<void(int step, int ranks, int dp, double seconds, bool leader)> onRecovered;
+  /// After the world grew back (app/grow_back.h): the step it goes on with,
+  /// its size, and the seconds the growing took (on a new rank: from the
+  /// start of its wait).
+  std::function<void(int step, int ranks, int dp, double seconds, bool leader)> onGrown;
 };
 
 /// Trains options.steps steps on `world`, which it replaces by the survivors'
-/// communicator after a failure. Returns false when this rank left because its
-/// replica lost a rank. Rethrows errors that are not a peer's failure, and
-/// any failure once no complete replica is left.
+/// communicator after a failure. Under `loomrun --respawn` (LOOM_GROW_DIR) the
+/// world grows back to its starting size when a whole replica's worth of
+/// ranks waits to join (app/grow_back.h), and a rank whose replica broke waits
+/// to rejoin instead of leaving. `joining`: this rank starts by waiting to be
+/// taken in (a replacement; `world` is replaced). Returns false when this
+/// rank left without finishing. Rethrows errors that are not a peer's
+/// failure, and any failure once no complete replica is left.
 bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& corpus,
-                        const ElasticCallbacks& callbacks);
+                        const ElasticCallbacks& callbacks, bool joining = false);
 
 /// The fault injection of the elastic tests: LOOM_TRAIN_KILL="R:S" makes world
 /// rank R (of the world the run started with) SIGKILL itself at the start of

@@ -6,6 +6,7 @@
 #include "app/checkpoint.h"
 #include "app/command_line.h"
 #include "app/elastic.h"
+#include "app/grow_back.h"
 #include "app/launch.h"
 #include "app/step_report.h"
 #include "app/trainer.h"
@@ -59,8 +60,8 @@ void reportStep(const StepStats& stats, const TrainOptions& options, CsvLog* log
 
 // The CSV log stays with the rank that started as rank 0; if it dies, the log
 // ends there and the new rank 0 goes on printing progress lines.
-int runElastic(loom::Comm& world, const TrainOptions& options, const Corpus& corpus) {
-  const int startRank = world.rank();
+int runElastic(loom::Comm& world, const TrainOptions& options, const Corpus& corpus, bool joining) {
+  const int startRank = joining ? -1 : world.rank();
   std::unique_ptr<CsvLog> log;
   RunSummary summary;
   ElasticCallbacks callbacks;
@@ -80,9 +81,16 @@ int runElastic(loom::Comm& world, const TrainOptions& options, const Corpus& cor
         step + 1, ranks, dp, seconds * 1e3);
     std::fflush(stdout);
   };
-  if (!runElasticTraining(world, options, corpus, callbacks)) {
-    std::fprintf(stderr, "loom-train: rank %d: its data-parallel replica lost a rank; it leaves\n",
-                 startRank);
+  callbacks.onGrown = [&](int step, int ranks, int dp, double seconds, bool leader) {
+    if (!leader) return;
+    std::printf("loom-train: grew back to %d ranks (dp %d) at step %d in %.0f ms\n", ranks, dp,
+                step + 1, seconds * 1e3);
+    std::fflush(stdout);
+  };
+  if (!runElasticTraining(world, options, corpus, callbacks, joining)) {
+    std::fprintf(stderr, "loom-train: rank %d: %s; it leaves\n", startRank,
+                 joining ? "the others finished without taking it in"
+                         : "its data-parallel replica lost a rank");
     return 0;
   }
   if (world.rank() == 0) summary.print();
@@ -112,6 +120,21 @@ int run(int argc, char** argv) {
       break;
   }
   math::setThreads(options.blasThreads);
+  if (startedAsReplacement()) {
+    // Started by `loomrun --respawn` in a dead rank's place: it joins the
+    // survivors' world when they take it in, not the starting world.
+    error = options.elastic ? validateOptions(options, options.grid.size())
+                            : "a replacement rank (LOOM_REPLACEMENT=1) needs --elastic";
+    if (!error.empty()) {
+      std::fprintf(stderr, "loom-train: error: %s\n", error.c_str());
+      return 2;
+    }
+    const Corpus corpus = options.dataPath.empty()
+                              ? Corpus::synthetic(options.seed, options.syntheticBytes)
+                              : Corpus::fromFile(options.dataPath);
+    loom::Comm none;
+    return runElastic(none, options, corpus, true);
+  }
   loom::Comm world = joinWorld();
   const bool leader = world.rank() == 0;
   error = validateOptions(options, world.size());
@@ -126,7 +149,7 @@ int run(int argc, char** argv) {
   const Corpus corpus = options.dataPath.empty()
                             ? Corpus::synthetic(options.seed, options.syntheticBytes)
                             : Corpus::fromFile(options.dataPath);
-  if (options.elastic) return runElastic(world, options, corpus);
+  if (options.elastic) return runElastic(world, options, corpus, false);
   Trainer trainer(world.get(), options, corpus);
   std::unique_ptr<CsvLog> log;
   if (leader) {
