@@ -92,6 +92,7 @@ std::vector<int> GrowChannel::waiting() const {
   }
   std::sort(found.begin(), found.end());
   std::vector<int> pids;
+  pids.reserve(found.size());
   for (const auto& [time, pid] : found) pids.push_back(pid);
   return pids;
 }
