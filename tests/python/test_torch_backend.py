@@ -67,3 +67,24 @@ def test_abort_ends_a_call_waiting_for_a_peer():
     seconds = float(outcome.split(" after ")[1].split(" s:")[0])
     assert seconds < 3, outcome
     print(outcome)
+
+
+def test_survivors_shrink_the_group_after_a_rank_dies():
+    """dist.shrink_group on the loom backend: 3 ranks, the last one killed."""
+    size = 3
+    with tempfile.TemporaryDirectory() as work:
+        context = mp.start_processes(torch_rank.run_shrink,
+                                     args=(size, os.path.join(work, "store"), work),
+                                     nprocs=size, join=False, start_method="spawn")
+        # The victim dies of SIGKILL on purpose: wait for every process, then
+        # judge by the survivors' reports.
+        for process in context.processes:
+            process.join(timeout=120)
+            assert not process.is_alive(), "a rank did not finish within 120 s"
+        reports = {}
+        for rank in range(size - 1):
+            path = os.path.join(work, f"shrink.{rank}")
+            reports[rank] = open(path).read() if os.path.exists(path) else "no report"
+    for rank, text in reports.items():
+        assert text.startswith("ok"), f"rank {rank}: {text}"
+        print(f"rank {rank}: {text}")

@@ -10,6 +10,7 @@ Run by mp.spawn (run_spawned) or under torchrun (``python torch_rank.py``).
 """
 import datetime
 import os
+import signal
 import sys
 import threading
 import time
@@ -498,6 +499,56 @@ def run_dead_peer(rank, size, init_file, report_dir):
     with open(os.path.join(report_dir, "dead_peer"), "w") as f:
         f.write(outcome)
     os._exit(0)  # the group cannot be destroyed cleanly with a peer gone
+
+
+def run_shrink(rank, size, init_file, report_dir):
+    """The last rank dies (SIGKILL) after a few all_reduces; the others see an
+    error naming it, shrink the default group with SHRINK_ABORT, and go on:
+    an all_reduce and a broadcast on the shrunk group, checked. Each survivor
+    writes report_dir/shrink.RANK: "ok ..." or what went wrong."""
+    try:
+        shrink_and_go_on(rank, size, init_file, report_dir)
+    except Exception:  # noqa: BLE001  the report carries it to the test
+        with open(os.path.join(report_dir, f"shrink.{rank}"), "w") as f:
+            f.write(traceback.format_exc())
+    os._exit(0)
+
+
+def shrink_and_go_on(rank, size, init_file, report_dir):
+    dist.init_process_group("loom", init_method=f"file://{init_file}", rank=rank,
+                            world_size=size, timeout=datetime.timedelta(seconds=30))
+    victim = size - 1
+    error = None
+    for step in range(1000):
+        if rank == victim and step == 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+        try:
+            dist.all_reduce(torch.ones(256))
+        except Exception as e:  # noqa: BLE001  the test checks the message below
+            error = f"{type(e).__name__}: {e}"
+            break
+    outcome = []
+    if error is None:
+        outcome.append("the death went unnoticed")
+    elif f"rank {victim}" not in error and "revoked" not in error:
+        outcome.append(f"the error does not name rank {victim}: {error}")
+    started = time.monotonic()
+    dist.shrink_group([victim], shrink_flags=dist.distributed_c10d.SHRINK_ABORT)
+    shrink_seconds = time.monotonic() - started
+    if (dist.get_rank(), dist.get_world_size()) != (rank, size - 1):
+        outcome.append(f"shrunk to rank {dist.get_rank()} of {dist.get_world_size()}")
+    t = torch.full((5,), float(rank + 1))
+    dist.all_reduce(t)
+    want = float(sum(range(1, size)))
+    if not torch.equal(t, torch.full((5,), want)):
+        outcome.append(f"all_reduce after the shrink gave {t.tolist()}, want {want}")
+    b = torch.tensor([float(rank)])
+    dist.broadcast(b, src=size - 2)
+    if b.item() != size - 2:
+        outcome.append(f"broadcast after the shrink gave {b.item()}")
+    with open(os.path.join(report_dir, f"shrink.{rank}"), "w") as f:
+        f.write("\n".join(outcome) if outcome else f"ok, shrink took {shrink_seconds:.3f} s")
+    dist.destroy_process_group()
 
 
 def run_abort(rank, size, init_file, report_dir):

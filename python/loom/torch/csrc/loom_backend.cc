@@ -143,6 +143,29 @@ c10::intrusive_ptr<c10d::Backend> LoomBackend::split(
   return c10::make_intrusive<LoomBackend>(child, key, static_cast<int>(ranks.size()), timeout_);
 }
 
+c10::intrusive_ptr<c10d::Backend> LoomBackend::shrink(const std::vector<int64_t>& ranksToExclude,
+                                                      int shrinkFlags,
+                                                      const c10::intrusive_ptr<Options>& /*opts*/) {
+  if (coalescing_) refuse("shrink_group inside a coalescing block");
+  if (comm_ == nullptr) refuse("shrink_group on a group that was shut down or aborted");
+  const std::vector<int> exclude(ranksToExclude.begin(), ranksToExclude.end());
+  constexpr int kTorchShrinkAbort = 1;  // torch.distributed.SHRINK_ABORT
+  const bool abortCalls = (shrinkFlags & kTorchShrinkAbort) != 0;
+  if (abortCalls) check(loomCommRevoke(comm_), "shrink_group");
+  loomComm_t child = nullptr;
+  // Behind the calls already queued, which fail at once if revoked.
+  launch(c10d::OpType::UNKNOWN, {}, false, [this, &exclude, abortCalls, &child] {
+    check(loomCommShrink(comm_, exclude.data(), static_cast<int>(exclude.size()), &child,
+                         abortCalls ? LOOM_SHRINK_ABORT : LOOM_SHRINK_DEFAULT),
+          "shrink_group");
+  })->wait();
+  int rank = 0;
+  int size = 0;
+  check(loomCommUserRank(child, &rank), "shrink_group");
+  check(loomCommCount(child, &size), "shrink_group");
+  return c10::make_intrusive<LoomBackend>(child, rank, size, timeout_);
+}
+
 void LoomBackend::shutdown() {
   if (p2p_) p2p_->close();
   queue_.drain();  // queued calls still run: the communicator is alive

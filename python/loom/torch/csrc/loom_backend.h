@@ -41,6 +41,7 @@ class LoomBackend : public c10d::Backend {
   const std::string getBackendName() const override { return "loom"; }
   bool supportsCoalescing() const override { return true; }
   bool supportsSplitting() const override { return true; }
+  bool supportsShrinking() const override { return true; }
   /// The group's options as torch reads them (split_group copies them).
   c10::intrusive_ptr<Options> getBackendOptions() override {
     return c10::make_intrusive<Options>("loom", timeout_);
@@ -52,6 +53,14 @@ class LoomBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
                                           const std::vector<int>& ranks,
                                           const c10::intrusive_ptr<Options>& opts) override;
+  /// dist.shrink_group: the ranks of this group not in `ranksToExclude` form
+  /// a new group by loomCommShrink (the dead ones need not be excluded: the
+  /// rendezvous finds them). With torch's SHRINK_ABORT (1) this group is
+  /// revoked first, so calls in progress or queued end at once. Only the
+  /// ranks that stay call it. The new group keeps this group's timeout.
+  c10::intrusive_ptr<c10d::Backend> shrink(const std::vector<int64_t>& ranksToExclude,
+                                           int shrinkFlags,
+                                           const c10::intrusive_ptr<Options>& opts) override;
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
