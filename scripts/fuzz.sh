@@ -24,18 +24,18 @@ TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 # The library sources each target links (beyond its own .cc).
 sources_for() {
   case "$1" in
-    unique_id) echo "src/bootstrap/unique_id.cc src/core/keyed_hash.cc src/core/error.cc" ;;
+    unique_id) echo "src/bootstrap/unique_id.cc base/core/keyed_hash.cc base/core/error.cc" ;;
     rendezvous_messages | rendezvous_frames)
       echo "src/bootstrap/rendezvous_parser.cc src/bootstrap/peer_status.cc" \
         "src/bootstrap/shrink_agreement.cc" \
-        "src/core/keyed_hash.cc src/core/error.cc"
+        "base/core/keyed_hash.cc base/core/error.cc"
       ;;
-    tcp_wire) echo "src/core/keyed_hash.cc src/core/error.cc" ;;
-    peer_info) echo "src/comm/peer_info.cc src/core/error.cc" ;;
-    ibv_connection) echo "transports/ibverbs/ibv_connection.cc src/core/error.cc" ;;
+    tcp_wire) echo "base/core/keyed_hash.cc base/core/error.cc" ;;
+    peer_info) echo "src/comm/peer_info.cc base/core/error.cc" ;;
+    ibv_connection) echo "transports/ibverbs/ibv_connection.cc base/core/error.cc" ;;
     topo_file)
       echo "src/topology/topo_file.cc src/topology/topo_file_save.cc src/topology/graph.cc" \
-        "src/topology/paths.cc src/core/error.cc"
+        "src/topology/paths.cc base/core/error.cc"
       ;;
     *)
       echo "fuzz.sh: unknown target '$1' (known: $ALL_TARGETS)" >&2
@@ -46,7 +46,7 @@ sources_for() {
 
 CXXFLAGS=(-std=c++20 -g -O1 -fno-omit-frame-pointer
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-  -I"$ROOT" -I"$ROOT/src" -I"$ROOT/include")
+  -I"$ROOT" -I"$ROOT/base" -I"$ROOT/src" -I"$ROOT/include")
 
 mkdir -p "$OUT"
 
@@ -58,7 +58,7 @@ build() {
   local inputs=("$ROOT/tests/fuzz/fuzz_$target.cc")
   for s in $srcs; do inputs+=("$ROOT/$s"); done
   if [[ -x "$binary" ]] && [[ -z $(find "${inputs[@]}" "$ROOT/tests/fuzz" "$ROOT/src/bootstrap" \
-    "$ROOT/src/core" "$ROOT/src/comm" "$ROOT/src/topology" "$ROOT/transports/tcp" \
+    "$ROOT/base/core" "$ROOT/src/comm" "$ROOT/src/topology" "$ROOT/transports/tcp" \
     "$ROOT/transports/ibverbs" "$ROOT/include" \
     -newer "$binary" \( -name '*.h' -o -name '*.cc' \) -print -quit) ]]; then
     return 0

@@ -6,7 +6,7 @@
 # Not linted: CUDA sources (clang 14 cannot read nvcc's flags), tests (gtest's
 # macros), and three files only GCC compiles: target_clones on a template
 # (compression/int8_codec.cc), a cpu-feature builtin clang 14 does not know
-# (src/math/reducer_avx2.cc) and _Float16 on x86-64 (src/nccl_compat/scale.cc).
+# (base/math/reducer_avx2.cc) and _Float16 on x86-64 (src/nccl_compat/scale.cc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -25,8 +25,8 @@ root=$(pwd)
 mapfile -t files < <(python3 - "$database" "$root" <<'PY'
 import json, sys
 database, root = sys.argv[1], sys.argv[2]
-skip = {"compression/int8_codec.cc", "src/math/reducer_avx2.cc", "src/nccl_compat/scale.cc"}
-dirs = ("src/", "collectives/", "transports/", "compression/", "tools/", "trainer/", "perf/")
+skip = {"compression/int8_codec.cc", "base/math/reducer_avx2.cc", "src/nccl_compat/scale.cc"}
+dirs = ("base/", "src/", "collectives/", "transports/", "compression/", "tools/", "trainer/", "perf/")
 seen = set()
 for entry in json.load(open(database)):
     path = entry["file"]

@@ -1,5 +1,5 @@
 // libloom_cuda_kernels.so: the entry point libloom opens to reach the device
-// kernels (src/device/cuda_kernels_abi.h). Everything else in this library is
+// kernels (base/device/cuda_kernels_abi.h). Everything else in this library is
 // hidden by its version script, so its copy of Loom's internals never mixes
 // with libloom's.
 #include "collectives/cuda/device_reduce.h"

@@ -1,4 +1,4 @@
-// The codecs' device kernels (plugin, src/device/cuda_kernels_abi.h) behind
+// The codecs' device kernels (plugin, base/device/cuda_kernels_abi.h) behind
 // one interface, as the kernel path's compressed collectives use them
 // (device_walk_compressed.cc): int8 and top-k, each producing the host
 // codec's bytes and floats. Every method enqueues on the codec's stream and

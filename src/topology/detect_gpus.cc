@@ -1,5 +1,5 @@
 // GPUs through the CUDA runtime (device order, P2P; the library's handle,
-// src/device/cuda_runtime.h) and NVML (names, NVLinks), both opened with
+// base/device/cuda_runtime.h) and NVML (names, NVLinks), both opened with
 // dlopen. The few NVML declarations needed are written here, so the build
 // needs neither the toolkit nor the driver.
 #include <algorithm>

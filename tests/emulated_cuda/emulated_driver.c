@@ -22,7 +22,7 @@ enum { kSuccess = 0, kInvalidValue = 1, kNotInitialized = 3 };
 enum { kMemoryTypeAttribute = 2, kIsManagedAttribute = 8 };
 enum { kHostMemory = 1, kDeviceMemory = 2 };
 
-/* struct cudaPointerAttributes, with room to spare (as src/device/cuda_runtime.h). */
+/* struct cudaPointerAttributes, with room to spare (as base/device/cuda_runtime.h). */
 typedef struct {
   int type;
   int device;

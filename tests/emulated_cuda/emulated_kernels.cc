@@ -1,5 +1,5 @@
 // The kernel plugin of the emulated CUDA runtime (emulated_runtime.cc): the
-// same C table as libloom_cuda_kernels.so (src/device/cuda_kernels_abi.h),
+// same C table as libloom_cuda_kernels.so (base/device/cuda_kernels_abi.h),
 // whose "kernels" run on the emulated stream's thread. The element kernels
 // use the host reducers and the int8 codec the host's; a walk runs the real plan walker
 // (collectives/walker/plan_walker.h) with one team of host threads per

@@ -1,4 +1,4 @@
-// Opening the CUDA kernel plugin (src/device/cuda_kernels.h) on any machine:
+// Opening the CUDA kernel plugin (base/device/cuda_kernels.h) on any machine:
 // missing files and libraries without the entry point are refused with the
 // reason, and in a CUDA build the real plugin opens (no GPU needed: its CUDA
 // runtime starts only when a kernel is launched).

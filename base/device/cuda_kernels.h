@@ -1,5 +1,5 @@
 // Loom's CUDA kernels, reached through the plugin libloom_cuda_kernels.so
-// (src/device/cuda_kernels_abi.h), opened once per process on first use.
+// (base/device/cuda_kernels_abi.h), opened once per process on first use.
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
 /* The C interface between libloom and its CUDA kernel plugin,
  * libloom_cuda_kernels.so (collectives/cuda/kernel_plugin.cc).
  *
- * libloom never links the CUDA runtime (src/device/cuda_runtime.h); the
+ * libloom never links the CUDA runtime (base/device/cuda_runtime.h); the
  * kernels need one, so they live in a plugin that libloom opens with dlopen
  * when it is built and a device is there. Plain C types only: the two sides
  * may be built apart, and the version number says when they disagree. */
