@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "topology/topo_file.h"
-#include "topology/topology_print.h"
+#include "tools/loom-topo/topology_print.h"
 
 namespace loom::topo {
 namespace {

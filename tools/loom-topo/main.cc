@@ -9,7 +9,7 @@
 #include "search_report.h"
 #include "topology/detect.h"
 #include "topology/topo_file.h"
-#include "topology/topology_print.h"
+#include "tools/loom-topo/topology_print.h"
 #include "tuner/scaling_table.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "topology/topology_print.h"
+#include "tools/loom-topo/topology_print.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-// Human and machine views of a topology, for loom-topo and INFO logs.
+// Human and machine views of a topology: what loom-topo prints.
 #pragma once
 
 #include <iosfwd>
