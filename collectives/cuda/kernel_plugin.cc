@@ -3,7 +3,7 @@
 // hidden by its version script, so its copy of Loom's internals never mixes
 // with libloom's.
 #include "collectives/cuda/device_reduce.h"
-#include "collectives/cuda/device_walk.h"
+#include "collectives/cuda/walk_launch.h"
 #include "compression/cuda/device_fp32.h"
 #include "compression/cuda/device_int8.h"
 #include "compression/cuda/device_topk.h"

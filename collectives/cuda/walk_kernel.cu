@@ -10,7 +10,7 @@
 // slice inside the walker, as in reduce_kernel.cu.
 #include <cuda/atomic>
 
-#include "collectives/cuda/device_walk.h"
+#include "collectives/cuda/walk_launch.h"
 #include "collectives/walker/plan_walker.h"
 #include "device/element_types.cuh"
 
