@@ -45,7 +45,6 @@ bool everyRankCan(Comm& comm, bool mine, const char* what, bool required, Deadli
 #if LOOM_HAVE_UCX
 std::vector<std::unique_ptr<Link>> ucxLinks(Comm& comm, const std::vector<int>& peers,
                                             Deadline deadline) {
-  LOOM_INFO("rank {}: links to other hosts over ucx", comm.rank);
   comm.ucxWorker = std::make_unique<UcxWorker>();
   const auto addresses = comm.bootstrap->allGather(comm.ucxWorker->address(), deadline);
   UcxConfig config;
@@ -89,39 +88,78 @@ bool hasActiveRdmaPort() {
 }
 #endif
 
+using ConnectLinks = std::vector<std::unique_ptr<Link>> (*)(Comm&, const std::vector<int>&,
+                                                            Deadline);
+
+/// A network transport this libloom was built with.
+struct NetworkTransport {
+  NetChoice choice;
+  const char* name;
+  /// Whether this process can use it (nullptr: always). Every rank must be
+  /// able to, so it is agreed on (an all-gather) before connecting.
+  bool (*usableHere)();
+  /// Whether LOOM_NET=auto tries it (in table order; tcp last, always usable).
+  bool automatic;
+  ConnectLinks connect;
+};
+
+/// The one place that knows which transports are built.
+constexpr NetworkTransport kNetworkTransports[] = {
+#if LOOM_HAVE_IBVERBS
+    {NetChoice::Ib, "ibverbs", hasActiveRdmaPort, true, ibvLinks},
+#endif
+#if LOOM_HAVE_UCX
+    {NetChoice::Ucx, "ucx", nullptr, false, ucxLinks},
+#endif
+    {NetChoice::Tcp, "tcp", nullptr, true, tcpLinks},
+};
+
+const char* netName(NetChoice net) {
+  switch (net) {
+    case NetChoice::Ib:
+      return "ib";
+    case NetChoice::Ucx:
+      return "ucx";
+    case NetChoice::Tcp:
+      return "tcp";
+    case NetChoice::Auto:
+      break;
+  }
+  return "auto";
+}
+
+std::vector<std::unique_ptr<Link>> connectOver(const NetworkTransport& transport, Comm& comm,
+                                               const std::vector<int>& peers, Deadline deadline,
+                                               const char* why) {
+  LOOM_INFO("rank {}: links to other hosts over {}{}", comm.rank, transport.name, why);
+  return transport.connect(comm, peers, deadline);
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<Link>> connectNetworkLinks(Comm& comm,
                                                        const std::vector<int>& remotePeers,
                                                        Deadline deadline) {
   const NetChoice net = comm.config.net;
-  if (net == NetChoice::Tcp) {
-    LOOM_INFO("rank {}: links to other hosts over tcp (LOOM_NET=tcp)", comm.rank);
-    return tcpLinks(comm, remotePeers, deadline);
+  if (net != NetChoice::Auto) {
+    for (const NetworkTransport& transport : kNetworkTransports) {
+      if (transport.choice != net) continue;
+      if (transport.usableHere != nullptr) {
+        everyRankCan(comm, transport.usableHere(), netName(net), true, deadline);
+      }
+      return connectOver(transport, comm, remotePeers, deadline, " (LOOM_NET)");
+    }
+    raise(ErrorCode::InvalidUsage, "LOOM_NET={}: this libloom was built without it", netName(net));
   }
-  if (net == NetChoice::Ucx) {
-#if LOOM_HAVE_UCX
-    return ucxLinks(comm, remotePeers, deadline);
-#else
-    raise(ErrorCode::InvalidUsage, "LOOM_NET=ucx: this libloom was built without UCX");
-#endif
+  // The first transport every rank can use; tcp, last, always can.
+  for (const NetworkTransport& transport : kNetworkTransports) {
+    if (!transport.automatic) continue;
+    if (transport.usableHere == nullptr ||
+        everyRankCan(comm, transport.usableHere(), transport.name, false, deadline)) {
+      return connectOver(transport, comm, remotePeers, deadline, "");
+    }
   }
-  // ib, or auto: native verbs when every rank has an ACTIVE port.
-#if LOOM_HAVE_IBVERBS
-  const bool mine = hasActiveRdmaPort();
-#else
-  const bool mine = false;
-#endif
-  const bool required = net == NetChoice::Ib;
-  if (everyRankCan(comm, mine, "ib", required, deadline)) {
-#if LOOM_HAVE_IBVERBS
-    LOOM_INFO("rank {}: links to other hosts over ibverbs", comm.rank);
-    return ibvLinks(comm, remotePeers, deadline);
-#endif
-  }
-  LOOM_INFO("rank {}: links to other hosts over tcp{}", comm.rank,
-            mine ? " (some ranks have no RDMA port)" : " (no RDMA port here)");
-  return tcpLinks(comm, remotePeers, deadline);
+  raise(ErrorCode::InternalError, "no network transport is built");
 }
 
 }  // namespace loom

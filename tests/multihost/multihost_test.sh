@@ -84,7 +84,28 @@ else
   echo "ucx: loom_perf does not link UCX (built without it): the UCX runs are left out"
 fi
 
-# The hierarchical all-reduce, forced: every dtype and op on 2 hosts x 2
+# LOOM_NET=ib where no rank has an RDMA port: every rank refuses, naming them.
+port=$((port + 1))
+ib_pids=()
+for r in 0 1; do
+  ip netns exec "${NETNS_HOSTS[$r]}" env LOOM_NET=ib LOOM_COMM_ID="${NETNS_ADDRS[0]}:$port" \
+    LOOM_SECRET="$secret" LOOM_WORLD_SIZE=2 LOOM_RANK=$r LOOM_TIMEOUT=30 \
+    LOOM_SOCKET_IFNAME="${NETNS_IFS[$r]}" timeout -s KILL 60 "$perf" allreduce -b 8 -e 8 -n 1 \
+    >"$work/net-ib.$r" 2>&1 &
+  ib_pids+=($!)
+done
+ib_ok=0
+for pid in "${ib_pids[@]}"; do wait "$pid" && ib_ok=$((ib_ok + 1)); done
+if ((ib_ok > 0)) || ! grep -q "LOOM_NET=ib: rank(s) 0, 1 cannot use it" "$work/net-ib.0" ||
+  ! grep -q "LOOM_NET=ib: rank(s) 0, 1 cannot use it" "$work/net-ib.1"; then
+  echo "FAIL: LOOM_NET=ib without RDMA ports was not refused by name on both ranks"
+  cat "$work/net-ib.0" "$work/net-ib.1"
+  failed=1
+else
+  echo "ok   LOOM_NET=ib without RDMA ports: refused on every rank"
+fi
+
+# The hierarchical all-reduce, forced:# The hierarchical all-reduce, forced: every dtype and op on 2 hosts x 2
 # interleaved ranks, and 2 hosts x 3 ranks (odd shards).
 RUN_ENV=LOOM_ALGO=hierarchical run "2x2-hierarchical" 0 1 0 1 -- \
   allreduce -b 4 -e 1M -f 64 -c 1 -n 1 -w 0 -d all -o all || failed=1
