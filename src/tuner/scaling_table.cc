@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <ostream>
@@ -38,19 +39,30 @@ class Machines {
     if (ranks <= capacity_ || capacity_ == 0) {
       return tunerTopologyFor(t_, topo::defaultRankNodes(t_, ranks));
     }
+    if (!fits(ranks)) {
+      const int perHost = static_cast<int>(whole_->ranksOn(0).size());
+      raise(ErrorCode::InvalidArgument,
+            "{} ranks: '{}' has {} GPU(s) on {} host(s); it places up to {} ranks{} "
+            "(--ranks picks the world sizes)",
+            ranks, t_.source, capacity_, whole_->hostCount(), capacity_,
+            whole_->hostCount() < 2 ? ", and a file of two or more hosts scales beyond"
+                                    : fmt::format(", and beyond that multiples of {}", perHost));
+    }
+    return replicateHosts(*whole_, rings_, ranks / static_cast<int>(whole_->ranksOn(0).size()));
+  }
+
+  /// Whether `ranks` can be placed: the file's own GPUs, or whole copies of
+  /// its hosts (two or more of them).
+  bool fits(int ranks) {
+    if (ranks <= capacity_ || capacity_ == 0) return true;
     if (!whole_) {
       whole_.emplace(t_, topo::defaultRankNodes(t_));
       rings_ = topo::searchRings(*whole_);
     }
     const int perHost = static_cast<int>(whole_->ranksOn(0).size());
-    if (whole_->hostCount() < 2 || ranks % perHost != 0) {
-      raise(ErrorCode::InvalidArgument,
-            "{} ranks: '{}' has {} GPU(s) on {} host(s); scaling beyond needs two or more hosts "
-            "and a multiple of {} ranks",
-            ranks, t_.source, capacity_, whole_->hostCount(), perHost);
-    }
-    return replicateHosts(*whole_, rings_, ranks / perHost);
+    return whole_->hostCount() >= 2 && perHost > 0 && ranks % perHost == 0;
   }
+  int capacity() const { return capacity_; }
 
  private:
   const topo::Topology& t_;
@@ -60,6 +72,26 @@ class Machines {
 };
 
 }  // namespace
+
+std::vector<int> placeableRankCounts(const topo::Topology& topology,
+                                     const std::vector<int>& counts) {
+  Machines machines(topology);
+  std::vector<int> fitting;
+  bool dropped = false;
+  for (const int ranks : counts) {
+    if (machines.fits(ranks)) {
+      fitting.push_back(ranks);
+    } else {
+      dropped = true;
+    }
+  }
+  const int whole = machines.capacity();
+  if (dropped && whole > 0 && std::find(fitting.begin(), fitting.end(), whole) == fitting.end()) {
+    fitting.push_back(whole);
+    std::sort(fitting.begin(), fitting.end());
+  }
+  return fitting;
+}
 
 double busBandwidth(Collective collective, size_t bytes, int ranks, double microseconds) {
   if (!(microseconds > 0) || ranks < 1) return 0;

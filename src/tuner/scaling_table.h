@@ -34,8 +34,15 @@ struct ScalingOptions {
 
 /// One row per rank count. Throws Error(InvalidArgument) for a rank count the
 /// file cannot provide (more ranks than GPUs on a one-host file, or not a
-/// multiple of the ranks per host when replicating).
+/// multiple of the ranks per host when replicating), saying which it can.
 std::vector<ScalingRow> scalingTable(const topo::Topology& topology, const ScalingOptions& options);
+
+/// The world sizes among `counts` that `topology` can place: up to its own
+/// GPUs, and beyond that (files of two or more hosts) multiples of a host's
+/// ranks. On a one-host file the file's own GPU count is added when some
+/// asked size exceeded it, so the table still ends at the whole machine.
+std::vector<int> placeableRankCounts(const topo::Topology& topology,
+                                     const std::vector<int>& counts);
 
 /// Bus bandwidth in GB/s as nccl-tests reports it: all-reduce moves
 /// 2(n-1)/n of the data over each rank's busiest link, all-gather and

@@ -64,6 +64,11 @@ run simulate --file "$DATA/cluster-16x-h100.xml" --simulate allreduce --bytes 1G
 expect simulate 8 '^ +[0-9]+ ranks'
 expect simulate 1 '^  1024 ranks  128 host\(s\):.*-> Ringx8'
 expect simulate 1 '^     8 ranks +1 host\(s\):.*-> Direct'
+# A one-host file: the default sizes it cannot place give way to its 8 GPUs,
+# with a note (asking for more by --ranks is refused, below).
+run onehost --file "$DATA/dgx-h100.xml" --simulate allreduce
+expect onehost 1 '^     8 ranks +1 host\(s\):'
+expect onehost 1 '^# one host of 8 GPU\(s\): world sizes up to it'
 run small --file "$DATA/cluster-16x-h100.xml" --simulate allreduce --bytes 8 --ranks 16,256
 # 2 hosts: the hierarchical ring (8 fast local hops + 1 exchange) beats the
 # trees; 32 hosts: a tree among the hosts' first ranks, chains inside, wins.
@@ -104,7 +109,8 @@ grep -q '<loom_topology' "$work/here_dump" || fail "--dump of this machine is no
 if timeout 60 "$TOPO" --file "$DATA/dgx-h100.xml" --simulate allreduce --ranks 16 > "$work/bad" 2>&1; then
   fail "16 ranks on a one-host file should be refused"
 fi
-grep -q 'scaling beyond needs two or more hosts' "$work/bad" || fail "refusal does not say why"
+grep -q 'places up to 8 ranks, and a file of two or more hosts scales beyond (--ranks' "$work/bad" ||
+  fail "refusal does not say why or what fits"
 
 if [ "$failures" -ne 0 ]; then
   echo "loom_topo_test: $failures failure(s)"

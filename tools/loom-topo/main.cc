@@ -7,9 +7,9 @@
 #include "core/error.h"
 #include "scaling_json.h"
 #include "search_report.h"
+#include "tools/loom-topo/topology_print.h"
 #include "topology/detect.h"
 #include "topology/topo_file.h"
-#include "tools/loom-topo/topology_print.h"
 #include "tuner/scaling_table.h"
 
 namespace {
@@ -52,7 +52,18 @@ int run(const Options& o) {
     loom::tuner::ScalingOptions s;
     s.collective = collectiveNamed(o.simulate);
     s.bytes = o.bytes;
-    if (!o.ranks.empty()) s.rankCounts = o.ranks;
+    if (!o.ranks.empty()) {
+      s.rankCounts = o.ranks;
+    } else {
+      // The default sizes this file cannot place give way to the whole file.
+      const std::vector<int> asked = s.rankCounts;
+      s.rankCounts = loom::tuner::placeableRankCounts(t, asked);
+      if (s.rankCounts != asked && !o.json) {
+        std::cout << "# one host of " << s.rankCounts.back()
+                  << " GPU(s): world sizes up to it (a file of two or more hosts scales beyond; "
+                     "--ranks picks sizes)\n";
+      }
+    }
     s.simulateUpTo = o.check;
     const auto rows = loom::tuner::scalingTable(t, s);
     if (o.json) {
