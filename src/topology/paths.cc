@@ -225,7 +225,10 @@ bool bothGpus(const Topology& t, int a, int b) {
 }
 
 // All paths from one endpoint: same-host targets inside the host, others over
-// the network, and GPU pairs on NVLink when that aggregate is at least as wide.
+// the network, and GPU pairs joined by NVLink on NVLink whatever a PCIe route's
+// nominal width: a PCIe route shares its switch uplinks and the socket link
+// with every other pair, while NVLink is the pair's own (NCCL prefers NVL by
+// class too). One NVLink 3 link (25 GB/s) thus beats a gen4 x16 route (31.5).
 std::vector<Path> pathsFrom(const Router& router, const Topology& t, int source,
                             const std::vector<int>& targets) {
   std::vector<int> local, remote;
@@ -248,7 +251,7 @@ std::vector<Path> pathsFrom(const Router& router, const Topology& t, int source,
     path = std::move(near[k]);
     if (!bothGpus(t, source, local[k])) continue;
     const double flow = router.nvlinkFlow(source, local[k]);
-    if (flow <= 0 || flow < path.bandwidth) continue;
+    if (flow <= 0) continue;
     path = std::move(router.routes(source, {local[k]}, {false, true}).front());
     path.bandwidth = flow;
   }

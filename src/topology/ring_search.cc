@@ -262,9 +262,26 @@ bool worse(const HopKey& a, const HopKey& b) {
 
 using Score = std::vector<HopKey>;  // sorted worst first
 
-// Strict "a is a better ring than b"; an empty score is no ring at all.
+PathClass worstClass(const Score& s) {
+  PathClass worst = PathClass::Self;
+  for (const HopKey& h : s) worst = std::max(worst, h.cls);
+  return worst;
+}
+
+// Strict "a is a better ring than b"; an empty score is no ring at all. The
+// bottleneck first; at an equal bottleneck the ring whose worst hop is of the
+// better class (NVLink only before one crossing a socket), since the other
+// hops' nominal speed does not make the ring faster and PCIe hops share their
+// switches and socket links; then hop by hop, worst first.
 bool better(const Score& a, const Score& b) {
   if (b.empty()) return !a.empty();
+  if (a.empty()) return false;
+  if (!nearlyEqual(a.front().bandwidth, b.front().bandwidth)) {
+    return a.front().bandwidth > b.front().bandwidth;
+  }
+  const PathClass classA = worstClass(a);
+  const PathClass classB = worstClass(b);
+  if (classA != classB) return classA < classB;
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
     if (worse(b[i], a[i])) return true;
     if (worse(a[i], b[i])) return false;

@@ -47,6 +47,9 @@ run pcie --file "$DATA/pcie-4gpu-2socket.xml"
 expect pcie 1 '^Rings: 1 channel\(s\)'
 expect pcie 1 'worst hop SYS\): gpu0 > gpu1 > gpu2 > gpu3 >'
 
+run bridged --file "$DATA/pcie-4gpu-nvlink-bridges.xml"
+expect bridged 2 '^  ring [01] \(25.0 GB/s, worst hop NVL\)'
+
 run h100 --file "$DATA/dgx-h100.xml"
 expect h100 1 'ring 0 \(450.0 GB/s, worst hop NVL\)'
 
@@ -78,7 +81,8 @@ run checked --file "$DATA/dgx1-v100.xml" --simulate allreduce --bytes 64M --rank
 expect checked 1 '\[sim [0-9.]+ (us|ms)\].*-> Ringx4'
 
 # --dump writes a file that loads back to the same dump.
-for f in dgx1-v100 dgx-h100 pcie-4gpu-2socket cpu-2socket cluster-16x-h100; do
+for f in dgx1-v100 dgx-h100 pcie-4gpu-2socket pcie-4gpu-nvlink-bridges cpu-2socket \
+  cluster-16x-h100; do
   "$TOPO" --file "$DATA/$f.xml" --dump > "$work/$f.xml" || fail "--dump of $f failed"
   "$TOPO" --file "$work/$f.xml" --dump > "$work/$f.again.xml" || fail "reload of $f failed"
   cmp -s "$work/$f.xml" "$work/$f.again.xml" || fail "$f: --dump does not round-trip"

@@ -107,12 +107,31 @@ TEST(Paths, DirectNvlinkBeatsPcieAndCountsLanes) {
   EXPECT_DOUBLE_EQ(m.at(0, 1).latency, 0.3);
 }
 
-TEST(Paths, NarrowNvlinkLosesToWiderPcie) {
+// A PCIe route shares its switch uplinks and the socket link with every
+// other pair; an NVLink is the pair's own: NVL wins even when nominally
+// narrower (NCCL prefers NVL by class too).
+TEST(Paths, NarrowNvlinkStillBeatsWiderPcie) {
   TwoSocketBox box;
   box.b.link(box.gpu[0], box.gpu[1], LinkKind::NvLink, 5, 0.3, 1);
   const PathMatrix m = computePaths(box.b.topology(), {box.gpu[0], box.gpu[1]});
-  EXPECT_EQ(m.at(0, 1).cls, PathClass::PIX);
-  EXPECT_DOUBLE_EQ(m.at(0, 1).bandwidth, 8);
+  EXPECT_EQ(m.at(0, 1).cls, PathClass::NVL);
+  EXPECT_DOUBLE_EQ(m.at(0, 1).bandwidth, 5);
+}
+
+// The shipped file where each bridged pair has one NVLink 3 link (25 GB/s)
+// and PCIe gen4 routes are nominally wider (31.5): bridged pairs are NVL,
+// the others keep their PCIe class.
+TEST(Paths, BridgedPcieBoxUsesItsNvlinks) {
+  const Topology t = reference("pcie-4gpu-nvlink-bridges.xml");
+  const std::vector<int> gpus = t.nodesOfKind(NodeKind::Gpu);
+  ASSERT_EQ(gpus.size(), 4u);
+  const PathMatrix m = computePaths(t, gpus);
+  for (auto [a, b] : {std::pair{0, 1}, {1, 2}, {2, 3}, {3, 0}}) {
+    EXPECT_EQ(m.at(a, b).cls, PathClass::NVL) << a << "-" << b;
+    EXPECT_DOUBLE_EQ(m.at(a, b).bandwidth, 25) << a << "-" << b;
+  }
+  EXPECT_EQ(m.at(0, 2).cls, PathClass::SYS);
+  EXPECT_EQ(m.at(1, 3).cls, PathClass::SYS);
 }
 
 TEST(Paths, NvlinkNeverForwardsThroughAnotherGpu) {

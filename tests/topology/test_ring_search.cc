@@ -180,6 +180,10 @@ INSTANTIATE_TEST_SUITE_P(Files, ReferenceRings,
                          ::testing::Values(Reference{"dgx1-v100.xml", 2, PathClass::NVL},
                                            Reference{"dgx-h100.xml", 1, PathClass::NVL},
                                            Reference{"pcie-4gpu-2socket.xml", 1, PathClass::SYS},
+                                           // NVLink-only rings, though the
+                                           // PCIe hops are nominally wider.
+                                           Reference{"pcie-4gpu-nvlink-bridges.xml", 2,
+                                                     PathClass::NVL},
                                            Reference{"cpu-2socket.xml", 1, PathClass::SYS},
                                            Reference{"cluster-16x-h100.xml", 8, PathClass::NET}));
 

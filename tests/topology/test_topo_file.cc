@@ -86,6 +86,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ReferenceCase{"dgx1-v100.xml", 8, 4, 2, 1, 4, 0, 16},
                       ReferenceCase{"dgx-h100.xml", 8, 8, 2, 1, 8, 4, 32},
                       ReferenceCase{"pcie-4gpu-2socket.xml", 4, 1, 2, 1, 2, 0, 0},
+                      ReferenceCase{"pcie-4gpu-nvlink-bridges.xml", 4, 1, 2, 1, 2, 0, 4},
                       ReferenceCase{"cpu-2socket.xml", 0, 1, 2, 1, 0, 0, 0},
                       ReferenceCase{"cluster-16x-h100.xml", 128, 128, 32, 16, 128, 64, 512}),
     [](const auto& info) {

@@ -94,6 +94,7 @@ TEST_P(TunerAgreement, PickIsTheSimulatorsFastest) {
 INSTANTIATE_TEST_SUITE_P(Files, TunerAgreement,
                          ::testing::Values(Case{"dgx1-v100.xml", 0}, Case{"dgx-h100.xml", 0},
                                            Case{"pcie-4gpu-2socket.xml", 0},
+                                           Case{"pcie-4gpu-nvlink-bridges.xml", 0},
                                            Case{"cpu-2socket.xml", 8},
                                            Case{"cluster-16x-h100.xml", 32}));
 
