@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "topology/topo_file.h"
 #include "tools/loom-topo/topology_print.h"
+#include "topology/topo_file.h"
 
 namespace loom::topo {
 namespace {

@@ -1,6 +1,8 @@
 // The meeting directory of growing back (app/grow_back.h): a waiting rank is
 // seen, taken in by a plan that names its pid (and only such a plan), gives up
 // when the members close the directory, and after its timeout.
+#include "app/grow_back.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,8 +12,6 @@
 #include <future>
 #include <string>
 #include <thread>
-
-#include "app/grow_back.h"
 
 namespace loom::train {
 namespace {
