@@ -17,6 +17,11 @@ RankPlan makePlan(const PlanRequest& req);
 
 /// Most channels one plan spreads an all-reduce over (PlanRequest::channels).
 inline constexpr int kMaxPlanChannels = 8;
+/// Whether a ring of `c` can be split over channels (PlanRequest::channels):
+/// all-reduce, all-gather and reduce-scatter.
+inline bool ringSplitsOverChannels(Collective c) {
+  return c == Collective::AllReduce || c == Collective::AllGather || c == Collective::ReduceScatter;
+}
 
 /// Runs a plan made for plan positions on ranks: position p is rank order[p]
 /// (a ring order from the topology search). Only peers change, so this is

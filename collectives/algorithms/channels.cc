@@ -17,10 +17,6 @@ namespace loom {
 
 namespace {
 
-bool splitsOverChannels(Collective c) {
-  return c == Collective::AllReduce || c == Collective::AllGather || c == Collective::ReduceScatter;
-}
-
 /// Where a piece's buffers sit in the whole call's buffers.
 struct PieceLayout {
   size_t count;        // the call's per-rank count
@@ -60,7 +56,7 @@ BufferId blockedBuffer(Collective c) {
 }  // namespace
 
 RankPlan detail::channelPlan(const PlanRequest& req) {
-  if (!splitsOverChannels(req.collective) || req.algorithm != Algorithm::Ring) {
+  if (!ringSplitsOverChannels(req.collective) || req.algorithm != Algorithm::Ring) {
     raise(ErrorCode::InvalidArgument,
           "{} channels: only ring all-reduce, all-gather and reduce-scatter are split over "
           "channels, not {} {}",

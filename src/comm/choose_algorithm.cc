@@ -42,12 +42,10 @@ Algorithm ruleOfThumb(const Comm& comm, Collective c, size_t bytes) {
 /// them, else as many as fill the network; either way no piece (of the whole
 /// message: all ranks' blocks) is below LOOM_CHANNEL_MIN bytes.
 int channelsFor(const Comm& comm, Collective c, Algorithm a, size_t bytes) {
-  const bool ringSplits =
-      c == Collective::AllReduce || c == Collective::AllGather || c == Collective::ReduceScatter;
-  const bool hierarchicalSplits = c == Collective::AllReduce;
-  const int available = a == Algorithm::Ring && ringSplits                   ? comm.ringChannels
-                        : a == Algorithm::Hierarchical && hierarchicalSplits ? comm.networkChannels
-                                                                             : 1;
+  const int available = a == Algorithm::Ring && ringSplitsOverChannels(c) ? comm.ringChannels
+                        : a == Algorithm::Hierarchical && c == Collective::AllReduce
+                            ? comm.networkChannels
+                            : 1;
   if (available <= 1) return 1;
   int wanted = 1;
   if (comm.config.channels) {

@@ -1,6 +1,7 @@
 #include "comm/config.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/env.h"
 #include "core/error.h"
@@ -29,12 +30,17 @@ TransportChoice parseTransport() {
   raise(ErrorCode::InvalidArgument, "LOOM_TRANSPORT='{}' is not one of shm, tcp", *text);
 }
 
+constexpr std::pair<NetChoice, const char*> kNetNames[] = {{NetChoice::Auto, "auto"},
+                                                           {NetChoice::Tcp, "tcp"},
+                                                           {NetChoice::Ucx, "ucx"},
+                                                           {NetChoice::Ib, "ib"}};
+
 NetChoice parseNet() {
   const auto text = envString("LOOM_NET");
-  if (!text || *text == "auto") return NetChoice::Auto;
-  if (*text == "tcp") return NetChoice::Tcp;
-  if (*text == "ucx") return NetChoice::Ucx;
-  if (*text == "ib") return NetChoice::Ib;
+  if (!text) return NetChoice::Auto;
+  for (const auto& [net, name] : kNetNames) {
+    if (*text == name) return net;
+  }
   raise(ErrorCode::InvalidArgument, "LOOM_NET='{}' is not one of auto, tcp, ucx, ib", *text);
 }
 
@@ -58,6 +64,13 @@ bool parseCudaScope() {
 }
 
 }  // namespace
+
+const char* netName(NetChoice net) {
+  for (const auto& [choice, name] : kNetNames) {
+    if (choice == net) return name;
+  }
+  return "?";
+}
 
 CommConfig CommConfig::fromEnvironment() {
   CommConfig c;

@@ -16,6 +16,8 @@ namespace loom {
 enum class TransportChoice { Auto, Shm, Tcp };
 /// LOOM_NET: what links ranks on different hosts (comm/network_links.h).
 enum class NetChoice { Auto, Tcp, Ucx, Ib };
+/// LOOM_NET's spelling of `net`: "auto", "tcp", "ucx", "ib".
+const char* netName(NetChoice net);
 /// LOOM_CUDA_PATH: how collectives on device buffers run (comm/device_direct.h).
 enum class CudaPath { Staged, Direct, Kernel };
 

@@ -251,10 +251,6 @@ std::unique_ptr<DeviceWalkState> createState(Comm& comm, const RankDevices& wher
   return state;
 }
 
-}  // namespace
-
-namespace {
-
 Algorithm walkAlgorithm(const Comm& comm, const Operation& op) {
   return chooseWalkAlgorithm(comm, op.collective, op.count * dataTypeSize(op.type));
 }

@@ -114,20 +114,6 @@ constexpr NetworkTransport kNetworkTransports[] = {
     {NetChoice::Tcp, "tcp", nullptr, true, tcpLinks},
 };
 
-const char* netName(NetChoice net) {
-  switch (net) {
-    case NetChoice::Ib:
-      return "ib";
-    case NetChoice::Ucx:
-      return "ucx";
-    case NetChoice::Tcp:
-      return "tcp";
-    case NetChoice::Auto:
-      break;
-  }
-  return "auto";
-}
-
 std::vector<std::unique_ptr<Link>> connectOver(const NetworkTransport& transport, Comm& comm,
                                                const std::vector<int>& peers, Deadline deadline,
                                                const char* why) {
