@@ -165,8 +165,7 @@ class DirectExecutor {
   uint64_t& round_;
   Waiter& waiter_;
   DirectOptions options_;
-  uint64_t bytesSent_ = 0;     // written into this rank's shared regions for peers
-  uint64_t exposedRound_ = 0;  // the last round this rank exposed its buffers in
+  uint64_t bytesSent_ = 0;  // written into this rank's shared regions for peers
 };
 
 }  // namespace loom

@@ -84,7 +84,6 @@ void DirectExecutor::exposeBuffers(const char* in, const char* out) {
   mine.exposedInput = reinterpret_cast<uint64_t>(in);
   mine.exposedOutput = reinterpret_cast<uint64_t>(out);
   announcePublished();
-  exposedRound_ = round_;
   publishInput();  // releases the addresses with the round number
   waitAllInputs();
   announceSeen();
@@ -103,8 +102,10 @@ void DirectExecutor::releaseBuffers() {
   announceSeen();
 }
 
+// Also right when the round failed before its buffers were exposed (a
+// timeout in beginRound): nobody reads them then, and the peers learn at once
+// that this rank is out of the round.
 void DirectExecutor::withdrawBuffers() noexcept {
-  if (exposedRound_ != round_) return;
   SegmentHeader& mine = *arenas_[rank_].header;
   // Sequentially consistent with the readers' count-then-check, so either a
   // reader sees the withdrawal or this rank sees the reader.

@@ -382,61 +382,122 @@ TEST(Comm, AbortUnblocksWaitingCall) {
 }
 
 // Thread ranks read each other's buffers by pointer in single-copy rounds. A
-// rank aborted while a peer still reads its input must not return before the
-// read ends: its caller may unmap the buffer at once (done here, so a late
-// read would crash the test). The root of a reduce reads every input for tens
-// of milliseconds while the others, having nothing to read, wait for it; rank
-// 0 is aborted a few milliseconds into that.
+// rank aborted while a peer still reads its buffers must not return before
+// the read ends: its caller may unmap them at once (done here, so a late read
+// would crash the test). 3 thread ranks, 32 MiB of floats each (rank r holds
+// r + 1, rank 0 input and output in one mapping); rank 0 is aborted 3 ms into
+// the call. Rank 2 calls `lateMs` later than the others.
+struct AbortTrial {
+  std::vector<loomResult_t> results;
+  std::vector<std::string> messages;
+  std::vector<float> lastOutputs;  // each rank's last output element
+};
+
+using SingleCopyCall = loomResult_t (*)(const float* in, float* out, size_t count, loomComm_t);
+
+AbortTrial abortRankZeroMidSingleCopyCall(SingleCopyCall call, int lateMs) {
+  constexpr int kRanks = 3;
+  constexpr size_t kCount = size_t{8} << 20;
+  constexpr size_t kBytes = kCount * sizeof(float);
+  AbortTrial trial;
+  trial.results.assign(kRanks, loomInternalError);
+  trial.messages.assign(kRanks, "");
+  trial.lastOutputs.assign(kRanks, 0.0f);
+  loomComm_t comms[kRanks] = {};
+  if (loomCommInitAll(comms, kRanks, nullptr) != loomSuccess) {
+    ADD_FAILURE() << loomGetLastError(nullptr);
+    return trial;
+  }
+  void* mapped =
+      mmap(nullptr, 2 * kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) {
+    ADD_FAILURE() << "mmap failed";
+    return trial;
+  }
+  auto* rank0 = static_cast<float*>(mapped);
+  std::fill(rank0, rank0 + kCount, 1.0f);
+  std::vector<std::vector<float>> inputs(kRanks), outputs(kRanks);
+  for (int r = 1; r < kRanks; ++r) {
+    inputs[r].assign(kCount, static_cast<float>(r + 1));
+    outputs[r].assign(kCount, 0.0f);
+  }
+  std::atomic<int> started{0};
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < kRanks; ++r) {
+    ranks.emplace_back([&, r] {
+      const float* in = r == 0 ? rank0 : inputs[r].data();
+      float* out = r == 0 ? rank0 + kCount : outputs[r].data();
+      started.fetch_add(1);
+      if (r == 2) std::this_thread::sleep_for(std::chrono::milliseconds(lateMs));
+      trial.results[r] = call(in, out, kCount, comms[r]);
+      trial.messages[r] = loomGetLastError(nullptr);
+      if (r == 0) {
+        EXPECT_EQ(munmap(mapped, 2 * kBytes), 0);  // the caller owns its buffers again
+      } else {
+        trial.lastOutputs[r] = out[kCount - 1];
+      }
+    });
+  }
+  while (started.load() < kRanks) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  EXPECT_EQ(loomCommAbort(comms[0]), loomSuccess);
+  for (auto& t : ranks) t.join();
+  for (int r = 1; r < kRanks; ++r) EXPECT_EQ(loomCommAbort(comms[r]), loomSuccess);
+  return trial;
+}
+
+// A reduce's root reads every input for tens of milliseconds while the others,
+// having nothing to read, wait for it: rank 0 must wait for the root's reads.
 TEST(Comm, AbortMidSingleCopyRoundWaitsForPeersReadingItsBuffers) {
   ScopedEnv env({{"LOOM_TIMEOUT", "20"}, {"LOOM_ALGO", "direct"}, {"LOOM_SINGLE_COPY_MIN", "64K"}});
-  constexpr int kRanks = 3;
-  constexpr size_t kCount = size_t{8} << 20;  // 32 MiB of floats per rank
-  constexpr size_t kBytes = kCount * sizeof(float);
   int abortedMidCall = 0;
-  for (int trial = 0; trial < 4; ++trial) {
-    loomComm_t comms[kRanks] = {};
-    ASSERT_EQ(loomCommInitAll(comms, kRanks, nullptr), loomSuccess) << loomGetLastError(nullptr);
-    void* mapped =
-        mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(mapped, MAP_FAILED);
-    auto* rank0 = static_cast<float*>(mapped);
-    std::fill(rank0, rank0 + kCount, 1.0f);
-    std::vector<std::vector<float>> others(kRanks, std::vector<float>(kCount, 2.0f));
-    std::vector<float> rootOut(kCount, 0.0f);
-    std::atomic<int> started{0};
-    std::vector<loomResult_t> results(kRanks, loomInternalError);
-    std::vector<std::thread> ranks;
-    for (int r = 0; r < kRanks; ++r) {
-      ranks.emplace_back([&, r] {
-        const float* in = r == 0 ? rank0 : others[static_cast<size_t>(r)].data();
-        float* out = r == 1 ? rootOut.data() : others[static_cast<size_t>(r)].data();
-        started.fetch_add(1);
-        results[static_cast<size_t>(r)] =
-            loomReduce(in, out, kCount, loomFloat32, loomSum, 1, comms[r], nullptr);
-        // The caller owns its buffer again: gone at once.
-        if (r == 0) {
-          ASSERT_EQ(munmap(mapped, kBytes), 0);
-        }
-      });
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const AbortTrial trial = abortRankZeroMidSingleCopyCall(
+        [](const float* in, float* out, size_t count, loomComm_t comm) {
+          return loomReduce(in, out, count, loomFloat32, loomSum, 1, comm, nullptr);
+        },
+        0);
+    if (trial.results[0] == loomAborted) ++abortedMidCall;
+    EXPECT_TRUE(trial.results[0] == loomSuccess || trial.results[0] == loomAborted)
+        << loomGetErrorString(trial.results[0]);
+    for (int r = 1; r < 3; ++r) {
+      EXPECT_TRUE(trial.results[r] == loomSuccess || trial.results[r] == loomRemoteError)
+          << "rank " << r << ": " << trial.messages[r];
     }
-    while (started.load() < kRanks) std::this_thread::yield();
-    std::this_thread::sleep_for(std::chrono::milliseconds(3));
-    EXPECT_EQ(loomCommAbort(comms[0]), loomSuccess);
-    for (auto& t : ranks) t.join();
-    if (results[0] == loomAborted) ++abortedMidCall;
-    EXPECT_TRUE(results[0] == loomSuccess || results[0] == loomAborted)
-        << loomGetErrorString(results[0]);
-    for (int r = 1; r < kRanks; ++r) {
-      EXPECT_TRUE(results[r] == loomSuccess || results[r] == loomRemoteError)
-          << "rank " << r << ": " << loomGetErrorString(results[r]);
-      EXPECT_EQ(loomCommAbort(comms[r]), loomSuccess);
-    }
-    if (results[1] == loomSuccess) {
-      EXPECT_EQ(rootOut[kCount - 1], 5.0f);
+    if (trial.results[1] == loomSuccess) {
+      EXPECT_EQ(trial.lastOutputs[1], 6.0f);
     }
   }
   // The abort landed inside the call at least once, or the test proved nothing.
   EXPECT_GT(abortedMidCall, 0);
+}
+
+// Rank 0 exposes its buffers and, waiting for rank 2 (30 ms late), is
+// aborted: it withdraws. When rank 2 arrives, the peers must not read rank
+// 0's input for their shards: they stop with an error naming it ("rank 0 left
+// direct round N early"), neither reading a freed buffer nor waiting for
+// LOOM_TIMEOUT.
+TEST(Comm, PeersOfAWithdrawnRankStopWithAnErrorNamingIt) {
+  ScopedEnv env({{"LOOM_TIMEOUT", "20"}, {"LOOM_ALGO", "direct"}, {"LOOM_SINGLE_COPY_MIN", "64K"}});
+  int named = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const auto start = Clock::now();
+    const AbortTrial trial = abortRankZeroMidSingleCopyCall(
+        [](const float* in, float* out, size_t count, loomComm_t comm) {
+          return loomAllReduce(in, out, count, loomFloat32, loomSum, comm, nullptr);
+        },
+        30);
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(10)) << "a peer waited for its deadline";
+    for (int r = 1; r < 3; ++r) {
+      if (trial.results[r] == loomSuccess) {
+        EXPECT_EQ(trial.lastOutputs[r], 6.0f) << "rank " << r;
+        continue;
+      }
+      EXPECT_EQ(trial.results[r], loomRemoteError) << "rank " << r << ": " << trial.messages[r];
+      if (trial.messages[r].find("rank 0 left direct round") != std::string::npos) ++named;
+    }
+  }
+  EXPECT_GT(named, 0) << "no peer ever stopped at rank 0's withdrawal";
 }
 
 // loomCommRevoke from another thread ends a waiting call with loomRevoked,
