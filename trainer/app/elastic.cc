@@ -63,11 +63,12 @@ struct Recovery {
   int redoStep = 0;
 };
 
-/// Shrinks `world` to the ranks of complete replicas (collective over the
-/// survivors) and agrees on the step to redo. `oldRank` is this rank's rank in
-/// the grid `shape` before the failure; `done` the steps it completed.
-Recovery shrinkToCompleteReplicas(loom::Comm& world, TrainOptions& options, int oldRank, int done) {
+/// Shrinks `world` (ordered as the grid options.grid) to the ranks of complete
+/// replicas (collective over the survivors) and agrees on the step to redo.
+/// `done` is the steps this rank completed.
+Recovery shrinkToCompleteReplicas(loom::Comm& world, TrainOptions& options, int done) {
   Recovery recovery;
+  const int oldRank = world.rank();  // still answered by a revoked communicator
   loom::Comm survivors = world.shrink({}, LOOM_SHRINK_ABORT);
   std::vector<int32_t> mine = {oldRank};
   std::vector<int32_t> alive(static_cast<size_t>(survivors.size()));
@@ -179,7 +180,7 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
   std::unique_ptr<Trainer> trainer;
   // Waits to be taken into the world, then takes replica 0's state. False
   // when the others finished without it.
-  const auto joinWorld = [&] {
+  const auto waitToBeTakenIn = [&] {
     const auto joinedAt = std::chrono::steady_clock::now();
     std::optional<loom::Comm> joined = joinAsNewRank(channel, options.grid, step, growTimeout());
     if (!joined) return false;
@@ -192,12 +193,11 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
     return true;
   };
   if (joining) {
-    if (!joinWorld()) return false;
+    if (!waitToBeTakenIn()) return false;
   } else {
     trainer = std::make_unique<Trainer>(world.get(), options, corpus);
     if (callbacks.onStart) callbacks.onStart(*trainer, startRank == 0);
   }
-  int gridRank = world.rank();  // this rank's place in the current grid
   StepStates states;
   while (step < options.steps) {
     if (states.step != step) states.record(step, trainer->snapshot());
@@ -210,7 +210,6 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
           trainer.reset();
           growWithWaitingRanks(world, channel, options, step, joiners);
           options.batch = samplesPerReplica * options.grid.dp;
-          gridRank = world.rank();
           trainer = std::make_unique<Trainer>(world.get(), options, corpus);
           shareReplicaState(world, options.grid, *trainer, &states.current);
           states = {};
@@ -235,7 +234,7 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
     const auto failedAt = std::chrono::steady_clock::now();
     trainer->revokeAll();
     trainer.reset();
-    const Recovery recovery = shrinkToCompleteReplicas(world, options, gridRank, step);
+    const Recovery recovery = shrinkToCompleteReplicas(world, options, step);
     if (recovery.leave) {
       // Its replica is gone: under loomrun --respawn it waits to be taken
       // back in with the replacement of the rank that died; else it leaves.
@@ -244,8 +243,7 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
                    startRank);
       std::fflush(stderr);
       world = loom::Comm();
-      if (!joinWorld()) return false;
-      gridRank = world.rank();
+      if (!waitToBeTakenIn()) return false;
       states = {};
       continue;
     }
@@ -253,7 +251,6 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
     if (recovery.redoStep != step && recovery.redoStep != step - 1) {
       throw std::runtime_error("survivors disagree on the step to redo");
     }
-    gridRank = world.rank();
     trainer = std::make_unique<Trainer>(world.get(), options, corpus);
     trainer->restore(states.startOf(recovery.redoStep));
     step = recovery.redoStep;

@@ -65,9 +65,6 @@ bool readPlan(const fs::path& path, GrowPlan* plan) {
   return !plan->pids.empty();
 }
 
-/// The split key that places world rank `coords` in the grid `shape`.
-int gridKey(const GridShape& shape, const GridCoords& coords) { return worldRankOf(shape, coords); }
-
 }  // namespace
 
 std::string growDirectory() {
@@ -161,7 +158,7 @@ loom::Comm growAsMember(const loom::Comm& world, const GrowChannel& channel,
   loom::Comm grown = world.grow(nranks);
   std::array<int32_t, 2> header = {step, after.dp};  // what the new ranks need to know
   grown.broadcast(std::span<int32_t>(header), 0);
-  return grown.split(0, gridKey(after, coordsOf(before, world.rank())));
+  return grown.split(0, worldRankOf(after, coordsOf(before, world.rank())));
 }
 
 std::optional<loom::Comm> joinAsNewRank(const GrowChannel& channel, GridShape& shape, int& step,
@@ -183,7 +180,7 @@ std::optional<loom::Comm> joinAsNewRank(const GrowChannel& channel, GridShape& s
   coords.dp = shape.dp - newReplicas + index / perReplica;
   coords.tp = index % perReplica % shape.tp;
   coords.pp = index % perReplica / shape.tp;
-  return grown.split(0, gridKey(shape, coords));
+  return grown.split(0, worldRankOf(shape, coords));
 }
 
 }  // namespace loom::train
