@@ -40,31 +40,33 @@ class Machines {
       return tunerTopologyFor(t_, topo::defaultRankNodes(t_, ranks));
     }
     if (!fits(ranks)) {
-      const int perHost = static_cast<int>(whole_->ranksOn(0).size());
       raise(ErrorCode::InvalidArgument,
             "{} ranks: '{}' has {} GPU(s) on {} host(s); it places up to {} ranks{} "
             "(--ranks picks the world sizes)",
-            ranks, t_.source, capacity_, whole_->hostCount(), capacity_,
-            whole_->hostCount() < 2 ? ", and a file of two or more hosts scales beyond"
-                                    : fmt::format(", and beyond that multiples of {}", perHost));
+            ranks, t_.source, capacity_, whole().hostCount(), capacity_,
+            whole().hostCount() < 2 ? ", and a file of two or more hosts scales beyond"
+                                    : fmt::format(", and beyond that multiples of {}", perHost()));
     }
-    return replicateHosts(*whole_, rings_, ranks / static_cast<int>(whole_->ranksOn(0).size()));
+    if (rings_.empty()) rings_ = topo::searchRings(whole());
+    return replicateHosts(whole(), rings_, ranks / perHost());
   }
 
   /// Whether `ranks` can be placed: the file's own GPUs, or whole copies of
   /// its hosts (two or more of them).
   bool fits(int ranks) {
     if (ranks <= capacity_ || capacity_ == 0) return true;
-    if (!whole_) {
-      whole_.emplace(t_, topo::defaultRankNodes(t_));
-      rings_ = topo::searchRings(*whole_);
-    }
-    const int perHost = static_cast<int>(whole_->ranksOn(0).size());
-    return whole_->hostCount() >= 2 && perHost > 0 && ranks % perHost == 0;
+    return whole().hostCount() >= 2 && perHost() > 0 && ranks % perHost() == 0;
   }
   int capacity() const { return capacity_; }
 
  private:
+  /// Every GPU of the file as a rank (built once, on first need).
+  const topo::RankGraph& whole() {
+    if (!whole_) whole_.emplace(t_, topo::defaultRankNodes(t_));
+    return *whole_;
+  }
+  int perHost() { return static_cast<int>(whole().ranksOn(0).size()); }
+
   const topo::Topology& t_;
   int capacity_ = 0;
   std::optional<topo::RankGraph> whole_;
