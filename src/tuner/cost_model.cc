@@ -233,7 +233,7 @@ double directTime(const TunerTopology& t, size_t count, const Candidate& c) {
         const int peer = (r + k) % n;
         const size_t elements = part(ownShard ? r : peer, i);
         if (elements == 0) continue;
-        const LinkCost link = t.pair(r, peer);
+        const LinkCost link = t.directCost(r, peer);
         clock[r] += transfer(elements, link);
         arrival[static_cast<size_t>(peer) * n + r] = clock[r] + link.latency;
       }

@@ -115,8 +115,12 @@ TimedResult hostTreeTime(const TunerTopology& t, size_t count, const TimedSimOpt
 }
 
 // Ring channel k's hops cost what the ring search says they get with the
-// other channels running; any other pair costs its path alone.
+// other channels running, direct messages what they get beside the other
+// ranks' sends of their round; any other pair costs its path alone.
 LinkCostFn costsFor(const TunerTopology& t, const Candidate& c) {
+  if (c.algorithm == Algorithm::Direct) {
+    return [&t](int, int from, int to) { return t.directCost(from, to); };
+  }
   if (c.algorithm != Algorithm::Ring) {
     return [&t](int, int from, int to) { return t.pair(from, to); };
   }

@@ -55,6 +55,44 @@ std::vector<RingChannel> ringsRunningTogether(const topo::RankGraph& graph,
   return out;
 }
 
+// The direct algorithm's costs between `ranks` (indices into it): round k
+// sends ranks[i] -> ranks[i + k] from every i at once. A round's pairs are
+// the cycles of that shift, so the ring search's sharing rule prices them.
+std::shared_ptr<CostMatrix> directRoundCosts(const topo::RankGraph& graph,
+                                             const std::vector<int>& ranks) {
+  const int n = static_cast<int>(ranks.size());
+  auto m = std::make_shared<CostMatrix>();
+  m->size = n;
+  m->costs.assign(static_cast<size_t>(n) * n, LinkCost{});
+  for (int k = 1; k < n; ++k) {
+    std::vector<std::vector<int>> cycles;  // indices
+    std::vector<bool> seen(n, false);
+    for (int start = 0; start < n; ++start) {
+      auto& cycle = cycles.emplace_back();
+      for (int i = start; !seen[i]; i = (i + k) % n) {
+        seen[i] = true;
+        cycle.push_back(i);
+      }
+      if (cycle.empty()) cycles.pop_back();
+    }
+    std::vector<std::vector<int>> orders;
+    for (const auto& cycle : cycles) {
+      auto& order = orders.emplace_back();
+      for (int i : cycle) order.push_back(ranks[i]);
+    }
+    const auto shared = topo::sharedHopBandwidths(graph, orders);
+    for (size_t c = 0; c < cycles.size(); ++c) {
+      for (size_t p = 0; p < cycles[c].size(); ++p) {
+        const int from = cycles[c][p];
+        const int to = cycles[c][(p + 1) % cycles[c].size()];
+        m->costs[static_cast<size_t>(from) * n + to] = {graph.hop(ranks[from], ranks[to]).latency,
+                                                        shared[c][p]};
+      }
+    }
+  }
+  return m;
+}
+
 // Each host's ranks in the order `ring` visits them, so chains and local rings
 // use the links the ring search chose.
 HostGroups hostsAlong(const topo::RankGraph& graph, const std::vector<int>& ring) {
@@ -88,6 +126,10 @@ TunerTopology describeTopology(const topo::RankGraph& graph, const std::vector<t
   for (int r = 0; r < graph.size(); ++r) all[r] = r;
   auto matrix = matrixOf(graph, all, all);
   t.pair = [matrix](int from, int to) { return matrix->at(from, to); };
+  if (t.hosts == 1 && t.nranks > 1) {
+    auto direct = directRoundCosts(graph, all);
+    t.directPair = [direct](int from, int to) { return direct->at(from, to); };
+  }
   for (size_t c = 1; c <= rings.size(); ++c) {
     t.ringSets.push_back(ringsRunningTogether(graph, ordersOf(rings, c)));
   }
@@ -120,6 +162,10 @@ TunerTopology replicateHosts(const topo::RankGraph& graph, const std::vector<top
     const bool same = from / perHost == to / perHost;
     return (same ? inside : across)->at(from % perHost, to % perHost);
   };
+  if (hosts == 1 && perHost > 1) {
+    auto direct = directRoundCosts(graph, local);
+    t.directPair = [direct](int from, int to) { return direct->at(from, to); };
+  }
   // Ring segments are contiguous per host, host 0 first (see ring_search.h),
   // so the first perHost positions of each ring are host 0's part and its
   // last hop is the crossing to the next host.

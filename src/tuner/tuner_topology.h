@@ -34,6 +34,13 @@ struct TunerTopology {
   int hosts = 1;
   /// Cost of a message between two ranks, alone on its links.
   std::function<LinkCost(int from, int to)> pair;
+  /// Cost of a direct all-reduce message between two ranks. Its k-th send
+  /// (rank r to r + k) runs while every rank sends its k-th, so the links
+  /// those sends cross together (a PCIe switch's uplink, the socket link)
+  /// are shared among them. Set on one host; empty otherwise (the direct
+  /// algorithm runs on one host only) and in hand-built topologies, where
+  /// directCost falls back to `pair`.
+  std::function<LinkCost(int from, int to)> directPair;
   /// ringSets[c - 1]: the rings that run when the ring algorithm uses c
   /// channels. At least one set.
   std::vector<std::vector<RingChannel>> ringSets;
@@ -56,6 +63,9 @@ struct TunerTopology {
   std::vector<std::vector<int>> hostRanks;
 
   bool oneHost() const { return hosts == 1; }
+  LinkCost directCost(int from, int to) const {
+    return directPair ? directPair(from, to) : pair(from, to);
+  }
   int maxChannels() const { return static_cast<int>(ringSets.size()); }
 };
 

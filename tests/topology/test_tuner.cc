@@ -95,6 +95,7 @@ INSTANTIATE_TEST_SUITE_P(Files, TunerAgreement,
                          ::testing::Values(Case{"dgx1-v100.xml", 0}, Case{"dgx-h100.xml", 0},
                                            Case{"pcie-4gpu-2socket.xml", 0},
                                            Case{"pcie-4gpu-nvlink-bridges.xml", 0},
+                                           Case{"pcie-8gpu-2socket.xml", 0},
                                            Case{"cpu-2socket.xml", 8},
                                            Case{"cluster-16x-h100.xml", 32}));
 
@@ -116,6 +117,32 @@ TEST(Tuner, DirectOnOneHostForSmallMessagesTreeAcrossHosts) {
   EXPECT_EQ(choose(many, sized(Collective::AllReduce, 64)).candidate.algorithm, Algorithm::Tree);
   EXPECT_EQ(choose(many, sized(Collective::AllReduce, size_t{1} << 30)).candidate.algorithm,
             Algorithm::Ring);
+}
+
+// Eight GPUs, two behind each PCIe gen4 x16 uplink (31.5 GB/s), two switches
+// per socket, sockets joined by 62.4 GB/s of UPI. The direct all-reduce's
+// round k sends rank r to r + k from every rank at once: in round 1 each
+// uplink carries one message per direction (full speed); in round 2 both GPUs
+// of a switch send up the same uplink (half each); in round 4 all eight
+// messages cross UPI, four per direction (62.4 / 4 = 15.6 GB/s each). A ring
+// crosses each uplink once per direction, so it wins at large sizes while
+// direct keeps small messages, whose time is latency.
+TEST(Tuner, DirectPaysForLinksItsRoundsShare) {
+  const TunerTopology t = fromFile("pcie-8gpu-2socket.xml", 0);
+  ASSERT_EQ(t.nranks, 8);
+  EXPECT_NEAR(t.directCost(0, 1).bandwidth, 31.504, 1e-9);      // one switch: PIX
+  EXPECT_NEAR(t.directCost(1, 2).bandwidth, 31.504, 1e-9);      // round 1: uplinks used once
+  EXPECT_NEAR(t.directCost(0, 2).bandwidth, 31.504 / 2, 1e-9);  // round 2: gpu0, gpu1 share
+  EXPECT_NEAR(t.directCost(0, 4).bandwidth, 62.4 / 4, 1e-9);    // round 4: UPI four ways
+  EXPECT_NEAR(t.pair(0, 4).bandwidth, 31.504, 1e-9);            // alone, the path's own bandwidth
+  EXPECT_EQ(choose(t, sized(Collective::AllReduce, size_t{64} << 10)).candidate.algorithm,
+            Algorithm::Direct);
+  EXPECT_EQ(choose(t, sized(Collective::AllReduce, size_t{16} << 20)).candidate.algorithm,
+            Algorithm::Ring);
+  // Hand-built topologies without round costs price direct as alone.
+  TunerTopology bare = t;
+  bare.directPair = nullptr;
+  EXPECT_NEAR(bare.directCost(0, 4).bandwidth, 31.504, 1e-9);
 }
 
 // Where the network is the bottleneck, the hierarchical all-reduce sends each
