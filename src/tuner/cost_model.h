@@ -33,7 +33,11 @@
 //             sending slice i + 1).
 //   direct    One host: each rank sends every peer its shard (n-1 sends of
 //             S/n), reduces what it receives, then sends its reduced shard to
-//             every peer: two phases, each (n-1) σ/β of sending plus α.
+//             every peer: two phases, each (n-1) σ/β of sending plus α. The
+//             k-th send of every rank runs at once, so β is what each pair
+//             gets sharing links with the other ranks' k-th sends
+//             (TunerTopology::directPair): two GPUs behind one PCIe uplink
+//             halve it when both send across it.
 //
 // Per-iteration models iterate rank clocks for up to kModelIterations slices
 // and extrapolate linearly beyond (every later slice repeats the same timing).
