@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "topology/ring_packing.h"
 
 namespace loom::topo {
 namespace {
@@ -543,6 +544,7 @@ class RouteSearch {
 };
 
 constexpr long kImproveBudget = 20'000'000;  // hop evaluations per route
+constexpr long kPackingBudget = 2'000'000;   // ring packing steps per search
 
 std::optional<Found> bestRoute(const RankGraph& g, const Route& route, Loads& loads, Constraints c,
                                int exactLimit) {
@@ -678,6 +680,20 @@ std::vector<Ring> searchRings(const RankGraph& graph, const RingSearchOptions& o
       for (const Hop* h : hopsOf(graph, orders.back())) firstWorst = std::max(firstWorst, h->cls);
     }
     if (graph.size() < 2) break;  // a lone rank has one trivial ring
+  }
+  if (!orders.empty() && graph.hostCount() == 1 && graph.size() <= options.exactLimit &&
+      static_cast<int>(orders.size()) < options.maxRings) {
+    // Ring after ring can strand links a whole set would use (full meshes).
+    const double bottleneck = ringBottleneck(graph, orders.front());
+    auto usable = [&](const Hop& h) {
+      return h.cls <= firstWorst &&
+             (h.bandwidth >= bottleneck || nearlyEqual(h.bandwidth, bottleneck));
+    };
+    auto packed = packDisjointRings(
+        graph, usable, {static_cast<int>(orders.size()) + 1, options.maxRings, kPackingBudget});
+    if (!packed.empty() && total(sharedHopBandwidths(graph, packed)) > bestTotal * (1 + 1e-9)) {
+      orders = std::move(packed);
+    }
   }
   const auto shared = sharedHopBandwidths(graph, orders);
   std::vector<Ring> rings;

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "graph_builder.h"
 #include "search_fixtures.h"
 #include "topology/ring_search.h"
 
@@ -136,6 +137,52 @@ TEST(RingSearch, RejectsRanksOffDevices) {
   EXPECT_THROW(RankGraph(t, {12345}), Error);
   const RankGraph g(t, defaultRankNodes(t));
   EXPECT_THROW(searchRings(g, {.maxRings = 0}), Error);
+}
+
+// `n` GPUs on PCIe, every pair also joined by one NVLink: one ring hop per
+// direction per link.
+Topology fullMesh(int n) {
+  testing::GraphBuilder b;
+  const int host = b.host("mesh");
+  const int cpu = b.cpu(host, "cpu0");
+  std::vector<int> gpus;
+  for (int g = 0; g < n; ++g) {
+    gpus.push_back(b.node(NodeKind::Gpu, host, "gpu" + std::to_string(g)));
+    b.link(cpu, gpus.back(), LinkKind::Pcie, 16.0, 0.5, 16);
+  }
+  for (int a = 0; a < n; ++a) {
+    for (int c = a + 1; c < n; ++c) b.link(gpus[a], gpus[c], LinkKind::NvLink, 25.0, 0.3, 1);
+  }
+  return b.take();
+}
+
+// Each GPU of an n-mesh has n - 1 links out, so at most n - 1 link-disjoint
+// rings; the complete symmetric digraph splits into n - 1 Hamiltonian cycles
+// for every n except 4 and 6 (Tillson, "A Hamiltonian decomposition of
+// K*_2m, 2m >= 8", J. Combin. Theory B 29, 1980), where n - 2 is the most.
+// Ring after ring strands links: 6 of the 7 on eight GPUs.
+TEST(RingSearch, FullMeshCarriesOneRingPerLinkOutOfEachGpu) {
+  for (int n = 3; n <= 9; ++n) {
+    const Topology t = fullMesh(n);
+    const RankGraph g(t, defaultRankNodes(t));
+    const auto rings = searchRings(g);
+    const size_t expected = (n == 4 || n == 6) ? n - 2 : n - 1;
+    EXPECT_EQ(rings.size(), expected) << n << " GPUs";
+    for (const Ring& ring : rings) {
+      expectHamiltonian(ring, n);
+      EXPECT_EQ(ring.worst, PathClass::NVL) << n << " GPUs";
+      EXPECT_DOUBLE_EQ(ring.bandwidth, 25.0) << n << " GPUs: rings share a link";
+    }
+    // Every ring within capacity, the first included.
+    std::map<int, int> load;
+    for (const Ring& ring : rings) {
+      for (size_t p = 0; p < ring.order.size(); ++p) {
+        for (int arc : g.hop(ring.order[p], ring.order[(p + 1) % ring.order.size()]).arcs) {
+          EXPECT_LE(++load[arc], 1) << n << " GPUs, arc " << arc;
+        }
+      }
+    }
+  }
 }
 
 TEST(RingSearch, LoneRankHasATrivialRing) {
