@@ -47,7 +47,9 @@ int interiorCount(const BinaryTreeLinks& links) {
 TreeSet searchTrees(const RankGraph& graph, const std::vector<int>& ringOrder,
                     const DoubleTreeShape& shape) {
   TreeSet t;
-  t.chains = chainsFromRing(graph, ringOrder);
+  t.chains[0] = chainsFromRing(graph, ringOrder);
+  t.chains[1] = t.chains[0];
+  for (auto& chain : t.chains[1]) std::reverse(chain.begin(), chain.end());
   const int hosts = graph.hostCount();
   for (int tree = 0; tree < 2; ++tree) {
     auto& hostTree = t.hostTrees[tree];
@@ -57,15 +59,17 @@ TreeSet searchTrees(const RankGraph& graph, const std::vector<int>& ringOrder,
       hostTree.push_back(hosts == 1 ? BinaryTreeLinks{} : shape(h, hosts, tree));
     }
     for (int h = 0; h < hosts; ++h) {
-      const std::vector<int>& chain = t.chains[h];
+      const std::vector<int>& chain = t.chains[tree][h];
       for (size_t i = 1; i < chain.size(); ++i) {
         rankTree[chain[i]].parent = chain[i - 1];
         rankTree[chain[i - 1]].children.push_back(chain[i]);
       }
       const BinaryTreeLinks& links = hostTree[h];
-      if (links.parent >= 0) rankTree[chain.front()].parent = t.chains[links.parent].front();
+      if (links.parent >= 0) {
+        rankTree[chain.front()].parent = t.chains[tree][links.parent].front();
+      }
       for (int child : links.children) {
-        if (child >= 0) rankTree[chain.front()].children.push_back(t.chains[child].front());
+        if (child >= 0) rankTree[chain.front()].children.push_back(t.chains[tree][child].front());
       }
     }
   }

@@ -1,8 +1,12 @@
 // Tree search: a double binary tree across hosts and a chain inside each host.
 //
-// Inside a host the ranks form a chain in ring order (so each chain hop is a
+// Inside a host the ranks form a chain along the ring (so each chain hop is a
 // ring hop, the fastest links the ring search found), starting at the host's
-// head: the rank the ring enters the host through, whose NIC the trees use.
+// head in that tree. Tree 0's chain walks the ring from the rank it enters
+// the host through; tree 1's walks it backwards from the rank it leaves
+// through. Each head's NIC carries its tree across the network, so the two
+// trees of a channel use the ring's two NICs, and trees built on each
+// channel's ring spread over every NIC the rings do.
 // Across hosts the heads form two binary trees in which every host is
 // interior (has child hosts) in at most one, so each host forwards across the
 // network for at most one half of a message. The binary tree shape is given
@@ -36,8 +40,9 @@ struct RankTreeLinks {
 };
 
 struct TreeSet {
-  /// Per host: its ranks in chain order; chain[0] is the head.
-  std::vector<std::vector<int>> chains;
+  /// Per tree, per host: its ranks in chain order; chains[t][h][0] is host
+  /// h's head in tree t. chains[1][h] is chains[0][h] reversed.
+  std::array<std::vector<std::vector<int>>, 2> chains;
   /// Per tree, per host: the tree between hosts (indices are hosts).
   std::array<std::vector<BinaryTreeLinks>, 2> hostTrees;
   /// Per tree, per rank: the whole tree over ranks.

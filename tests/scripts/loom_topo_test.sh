@@ -62,6 +62,8 @@ for k in 0 1 2 3 4 5 6 7; do
   [ "$crossings" -eq 16 ] || fail "cluster ring $k crosses hosts $crossings times, expected 16"
 done
 expect cluster 2 '^  tree [01] \(root '
+# Each channel's two trees leave host 0 through two NICs; all eight are used.
+expect cluster 1 "^  NICs of host 0's tree heads, by channel: 0:nic0\+nic1 .*\(8 of the host's 8 NICs\)"
 
 run simulate --file "$DATA/cluster-16x-h100.xml" --simulate allreduce --bytes 1G
 expect simulate 8 '^ +[0-9]+ ranks'

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <ostream>
+#include <set>
 
 #include "topology/ring_search.h"
 #include "topology/tree_search.h"
@@ -46,11 +47,39 @@ void printRings(std::ostream& out, const RankGraph& g, const std::vector<Ring>& 
   }
 }
 
-void printTrees(std::ostream& out, const RankGraph& g, const TreeSet& trees) {
-  out << "Trees: double binary tree over hosts, chain inside each host\n";
-  for (size_t h = 0; h < trees.chains.size(); ++h) {
+std::string nicName(const RankGraph& g, int nic) {
+  if (nic < 0) return "?";
+  const std::string& id = g.topology().nodes[nic].id;
+  const auto slash = id.rfind('/');
+  return slash == std::string::npos ? id : id.substr(slash + 1);
+}
+
+// The NICs that carry each channel's two trees out of host 0: the heads'.
+void printTreeNics(std::ostream& out, const RankGraph& g, const std::vector<Ring>& rings) {
+  std::set<int> used;
+  out << "  NICs of host 0's tree heads, by channel:";
+  for (size_t k = 0; k < rings.size(); ++k) {
+    const TreeSet trees = searchTrees(g, rings[k].order, loom::tuner::doubleBinaryTreeShape());
+    const int nics[2] = {g.nicOf(trees.chains[0][0].front()), g.nicOf(trees.chains[1][0].front())};
+    out << fmt::format(" {}:{}+{}", k, nicName(g, nics[0]), nicName(g, nics[1]));
+    used.insert(nics, nics + 2);
+  }
+  const int host = g.topology().nodes[g.nodeOf(g.ranksOn(0).front())].host;
+  int onHost = 0;
+  for (int nic : g.topology().nodesOfKind(NodeKind::Nic)) {
+    onHost += g.topology().nodes[nic].host == host ? 1 : 0;
+  }
+  used.erase(-1);
+  out << fmt::format(" ({} of the host's {} NICs)\n", used.size(), onHost);
+}
+
+void printTrees(std::ostream& out, const RankGraph& g, const std::vector<Ring>& rings) {
+  const TreeSet trees = searchTrees(g, rings.front().order, loom::tuner::doubleBinaryTreeShape());
+  out << "Trees: double binary tree over hosts, chain inside each host (channel 0; tree 1 "
+         "walks each chain backwards)\n";
+  for (size_t h = 0; h < trees.chains[0].size(); ++h) {
     out << fmt::format("  host {} chain:", h);
-    for (int r : trees.chains[h]) out << " " << rankName(g, r);
+    for (int r : trees.chains[0][h]) out << " " << rankName(g, r);
     out << "\n";
   }
   for (int t = 0; t < 2; ++t) {
@@ -68,6 +97,7 @@ void printTrees(std::ostream& out, const RankGraph& g, const TreeSet& trees) {
     if (trees.hostTrees[t].size() < 2) out << " the chain";
     out << "\n";
   }
+  if (g.hostCount() > 1) printTreeNics(out, g, rings);
 }
 
 }  // namespace
@@ -77,7 +107,7 @@ void printSearch(std::ostream& out, const Topology& topology) {
   const std::vector<Ring> rings = searchRings(g);
   out << fmt::format("Ranks: {} on {} host(s)\n", g.size(), g.hostCount());
   printRings(out, g, rings);
-  printTrees(out, g, searchTrees(g, rings.front().order, loom::tuner::doubleBinaryTreeShape()));
+  printTrees(out, g, rings);
 }
 
 }  // namespace loomtopo
