@@ -14,7 +14,8 @@ namespace {
 
 constexpr std::array<const char*, 7> kNodeKindNames = {"host", "cpu",      "pci",   "gpu",
                                                        "nic",  "nvswitch", "fabric"};
-constexpr std::array<const char*, 5> kLinkKindNames = {"host", "smp", "pcie", "nvlink", "net"};
+constexpr std::array<const char*, 6> kLinkKindNames = {"host",   "smp", "pcie",
+                                                       "nvlink", "net", "nvlink-c2c"};
 
 template <typename Kind, size_t N>
 std::optional<Kind> kindFromName(const std::array<const char*, N>& names, std::string_view name) {
@@ -108,7 +109,8 @@ class Checker {
         return nodeProblem(i, fmt::format("a {} belongs to no host, but host is {}",
                                           nodeKindName(node.kind), node.host));
       }
-      if (!global &&
+      const bool sharedSwitch = node.kind == NodeKind::NvSwitch && node.host == -1;
+      if (!global && !sharedSwitch &&
           (node.host < 0 || node.host >= n || t_.nodes[node.host].kind != NodeKind::Host)) {
         return nodeProblem(i, fmt::format("host {} is not the index of a host node", node.host));
       }
@@ -160,10 +162,21 @@ class Checker {
           return "only a pcie link at a cpu names a host bridge";
         }
         return std::nullopt;
-      case LinkKind::NvLink:
+      case LinkKind::NvLink: {
         if (!kinds({NodeKind::Gpu, NodeKind::NvSwitch}))
           return "an nvlink joins gpus and nvswitches";
-        if (!sameHost) return "an nvlink stays inside one host";
+        auto shared = [](const Node& x) { return x.kind == NodeKind::NvSwitch && x.host < 0; };
+        if (!sameHost && !shared(a) && !shared(b)) {
+          return "an nvlink between two hosts goes through a shared nvswitch (one with no host)";
+        }
+        return std::nullopt;
+      }
+      case LinkKind::NvLinkC2C:
+        if (!((a.kind == NodeKind::Cpu && b.kind == NodeKind::Gpu) ||
+              (a.kind == NodeKind::Gpu && b.kind == NodeKind::Cpu))) {
+          return "an nvlink-c2c joins a cpu and a gpu";
+        }
+        if (!sameHost) return "an nvlink-c2c stays inside one host";
         return std::nullopt;
       case LinkKind::Net:
         if (!kinds({NodeKind::Nic, NodeKind::Fabric}) ||
@@ -210,7 +223,7 @@ class Checker {
   std::optional<TopologyProblem> checkStructure() {
     const int n = static_cast<int>(t_.nodes.size());
     std::vector<int> hostLinks(n, 0);
-    std::vector<int> pcieLinks(n, 0);
+    std::vector<int> attachment(n, -1);  // a gpu's or nic's one link up the tree
     PcieForest forest(t_);
     for (int i = 0; i < static_cast<int>(t_.links.size()); ++i) {
       const Link& l = t_.links[i];
@@ -218,14 +231,18 @@ class Checker {
         const int cpu = t_.nodes[l.a].kind == NodeKind::Cpu ? l.a : l.b;
         if (++hostLinks[cpu] > 1) return linkProblem(i, "second host link of this cpu");
       }
-      if (l.kind != LinkKind::Pcie) continue;
+      // A gpu on NVLink-C2C hangs off its cpu as a pcie leaf would.
+      if (l.kind != LinkKind::Pcie && l.kind != LinkKind::NvLinkC2C) continue;
       for (int end : {l.a, l.b}) {
         const NodeKind kind = t_.nodes[end].kind;
-        if ((kind == NodeKind::Gpu || kind == NodeKind::Nic) && ++pcieLinks[end] > 1) {
-          return linkProblem(i, fmt::format("'{}' already has a pcie link; a {} is a leaf of the "
+        if (kind != NodeKind::Gpu && kind != NodeKind::Nic) continue;
+        if (attachment[end] >= 0) {
+          return linkProblem(i, fmt::format("'{}' already has a {} link; a {} is a leaf of the "
                                             "pcie tree",
-                                            id(end), nodeKindName(kind)));
+                                            id(end), linkKindName(t_.links[attachment[end]].kind),
+                                            nodeKindName(kind)));
         }
+        attachment[end] = i;
       }
       const int cpuA = forest.cpuOf(l.a);
       const int cpuB = forest.cpuOf(l.b);
@@ -240,7 +257,7 @@ class Checker {
       if (kind == NodeKind::Cpu && hostLinks[i] != 1) return nodeProblem(i, "no host link");
       if (isOneOf(kind, {NodeKind::PciSwitch, NodeKind::Gpu, NodeKind::Nic}) &&
           forest.cpuOf(i) < 0) {
-        return nodeProblem(i, "not under any cpu through pcie links");
+        return nodeProblem(i, "not under any cpu through pcie (or nvlink-c2c) links");
       }
     }
     return std::nullopt;
@@ -312,6 +329,36 @@ void validateTopology(const Topology& topology) {
   }
 }
 
+std::vector<int> nvlinkIslands(const Topology& topology) {
+  const size_t n = topology.nodes.size();
+  std::vector<int> parent(n);
+  for (size_t i = 0; i < n; ++i) parent[i] = static_cast<int>(i);
+  auto find = [&](int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  // A node's island is its host's; a shared switch joins the islands of
+  // every host (or switch) it links to.
+  auto anchor = [&](int node) {
+    const Node& x = topology.nodes[node];
+    return x.host >= 0 ? x.host : node;
+  };
+  for (const Link& l : topology.links) {
+    if (l.kind != LinkKind::NvLink) continue;
+    parent[find(anchor(l.a))] = find(anchor(l.b));
+  }
+  std::vector<int> island(n, -1);
+  std::unordered_map<int, int> numbers;
+  for (size_t i = 0; i < n; ++i) {
+    const Node& x = topology.nodes[i];
+    const int host = x.kind == NodeKind::Host ? static_cast<int>(i) : x.host;
+    if (host < 0) continue;
+    const auto [it, fresh] = numbers.emplace(find(host), static_cast<int>(numbers.size()));
+    island[i] = it->second;
+  }
+  return island;
+}
+
 double pcieBandwidth(int generation, int width) {
   // GB/s per lane and direction after line coding: 8b/10b for gen 1-2,
   // 128b/130b for gen 3-5, FLIT mode (about 242/256) for gen 6.
@@ -354,6 +401,7 @@ double typicalLatency(LinkKind kind) {
     case LinkKind::Pcie:
       return 0.5;
     case LinkKind::NvLink:
+    case LinkKind::NvLinkC2C:
       return 0.3;
     case LinkKind::Net:
       return 2.0;

@@ -6,12 +6,16 @@
 // Conventions every producer keeps (validateTopology checks them):
 // - node ids are unique, non-empty strings ("host0", "host0/gpu3", ...);
 // - every node except Host and Fabric belongs to exactly one host (`host` is the
-//   index of a Host node); Host and Fabric nodes have host == -1;
+//   index of a Host node); Host and Fabric nodes have host == -1, and so does
+//   an NvSwitch shared by several hosts (an NVLink domain such as an NVL72
+//   rack's switch trays);
 // - a Cpu links to its host with LinkKind::Host (zero cost: it only says where
 //   it lives); two Cpus of one host link with LinkKind::Smp;
-// - PCIe links form a tree under each Cpu (Cpu - PciSwitch* - Gpu/Nic);
+// - PCIe links form a tree under each Cpu (Cpu - PciSwitch* - Gpu/Nic); a Gpu
+//   may hang off its Cpu by LinkKind::NvLinkC2C instead (Grace's NVLink-C2C);
 // - NVLink links join Gpus to Gpus or to NvSwitches; `lanes` counts the links
-//   bonded between the pair and bandwidth is the total of those lanes;
+//   bonded between the pair and bandwidth is the total of those lanes. An
+//   NVLink joins two hosts only through a shared (hostless) NvSwitch;
 // - a Nic reaches other hosts through a Net link to a Fabric node.
 // Bandwidths are GB/s in each direction; latencies microseconds.
 #pragma once
@@ -25,11 +29,12 @@
 namespace loom::topo {
 
 enum class NodeKind : uint8_t { Host, Cpu, PciSwitch, Gpu, Nic, NvSwitch, Fabric };
-enum class LinkKind : uint8_t { Host, Smp, Pcie, NvLink, Net };
+enum class LinkKind : uint8_t { Host, Smp, Pcie, NvLink, Net, NvLinkC2C };
 
 const char* nodeKindName(
     NodeKind kind);  ///< "host", "cpu", "pci", "gpu", "nic", "nvswitch", "fabric"
-const char* linkKindName(LinkKind kind);  ///< "host", "smp", "pcie", "nvlink", "net"
+/// "host", "smp", "pcie", "nvlink", "net", "nvlink-c2c"
+const char* linkKindName(LinkKind kind);
 /// Inverses of the names above; nullopt for an unknown name.
 std::optional<NodeKind> nodeKindFromName(std::string_view name);
 std::optional<LinkKind> linkKindFromName(std::string_view name);
@@ -37,7 +42,7 @@ std::optional<LinkKind> linkKindFromName(std::string_view name);
 struct Node {
   NodeKind kind = NodeKind::Host;
   std::string id;     ///< unique, stable across save/load
-  int host = -1;      ///< index of the Host node this belongs to; -1 for Host/Fabric
+  int host = -1;      ///< index of its Host node; -1 for Host, Fabric, a shared NvSwitch
   std::string name;   ///< human label: model ("H100 SXM"), device ("mlx5_0"), ifname
   std::string busId;  ///< PCI bus id "0000:1b:00.0" for Gpu/Nic/PciSwitch, else empty
   int numa = -1;      ///< Cpu: its NUMA node index; Gpu/Nic: NUMA affinity (-1 unknown)
@@ -75,6 +80,12 @@ struct Topology {
   /// The node at the other end of `link` from `node`.
   int other(const Link& link, int node) const { return link.a == node ? link.b : link.a; }
 };
+
+/// NVLink islands: for every node, a number shared by the hosts whose GPUs
+/// reach each other over NVLink through shared NvSwitches (one host alone is
+/// an island of its own); -1 for nodes of no host. Inside an island GPUs talk
+/// over NVLink, between islands over the network.
+std::vector<int> nvlinkIslands(const Topology& topology);
 
 /// Checks the conventions above. Throws Error(InvalidArgument) naming the node
 /// or link (by id) and what is wrong. Runs in O(nodes + links).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <queue>
@@ -191,15 +192,17 @@ class Router {
       const Link& link = t_.links[links[k]];
       net |= link.kind == LinkKind::Net;
       smp |= link.kind == LinkKind::Smp;
-      pcie |= link.kind == LinkKind::Pcie;
+      pcie |= link.kind == LinkKind::Pcie || link.kind == LinkKind::NvLinkC2C;
       at = t_.other(link, at);
       if (k + 1 == links.size()) break;  // the destination is no hop
       if (t_.nodes[at].kind == NodeKind::Cpu) {
         throughCpu = true;
         // In one tree and out of another: the same host bridge only where
-        // both name it (an unnamed tree is a bridge of its own).
+        // both name it (an unnamed tree is a bridge of its own). A GPU on
+        // NVLink-C2C is its CPU's own: through it is one bridge.
         const Link& out = t_.links[links[k + 1]];
-        betweenBridges |= link.bridge.empty() || link.bridge != out.bridge;
+        const bool c2c = link.kind == LinkKind::NvLinkC2C || out.kind == LinkKind::NvLinkC2C;
+        betweenBridges |= !c2c && (link.bridge.empty() || link.bridge != out.bridge);
       }
       switches += t_.nodes[at].kind == NodeKind::PciSwitch;
     }
@@ -220,6 +223,13 @@ bool sameHost(const Topology& t, int a, int b) {
   return t.nodes[a].host >= 0 && t.nodes[a].host == t.nodes[b].host;
 }
 
+// NVLink reaches across hosts only through NvSwitches of no host; a topology
+// without them never looks for such paths.
+bool hasSharedSwitches(const Topology& t) {
+  return std::any_of(t.nodes.begin(), t.nodes.end(),
+                     [](const Node& n) { return n.kind == NodeKind::NvSwitch && n.host < 0; });
+}
+
 bool bothGpus(const Topology& t, int a, int b) {
   return t.nodes[a].kind == NodeKind::Gpu && t.nodes[b].kind == NodeKind::Gpu;
 }
@@ -229,6 +239,8 @@ bool bothGpus(const Topology& t, int a, int b) {
 // nominal width: a PCIe route shares its switch uplinks and the socket link
 // with every other pair, while NVLink is the pair's own (NCCL prefers NVL by
 // class too). One NVLink 3 link (25 GB/s) thus beats a gen4 x16 route (31.5).
+// GPUs of two hosts in one NVLink domain (shared NvSwitches) talk over NVLink
+// too: the network is only between domains.
 std::vector<Path> pathsFrom(const Router& router, const Topology& t, int source,
                             const std::vector<int>& targets) {
   std::vector<int> local, remote;
@@ -245,7 +257,15 @@ std::vector<Path> pathsFrom(const Router& router, const Topology& t, int source,
   }
   std::vector<Path> near = router.routes(source, local, {false, false});
   std::vector<Path> far = router.routes(source, remote, {true, false});
-  for (size_t k = 0; k < far.size(); ++k) out[remoteAt[k]] = std::move(far[k]);
+  const bool domains = hasSharedSwitches(t);
+  for (size_t k = 0; k < far.size(); ++k) {
+    out[remoteAt[k]] = std::move(far[k]);
+    if (!domains || !bothGpus(t, source, remote[k])) continue;
+    const double flow = router.nvlinkFlow(source, remote[k]);
+    if (flow <= 0) continue;
+    out[remoteAt[k]] = std::move(router.routes(source, {remote[k]}, {true, true}).front());
+    out[remoteAt[k]].bandwidth = flow;
+  }
   for (size_t k = 0; k < near.size(); ++k) {
     Path& path = out[localAt[k]];
     path = std::move(near[k]);
@@ -286,22 +306,48 @@ PathMatrix computePaths(const Topology& topology, const std::vector<int>& endpoi
   return matrix;
 }
 
-int nearestNic(const Topology& topology, int gpu) {
-  checkEndpoints(topology, {gpu});
+namespace {
+
+// The NICs of `gpu`'s host nearest to it: best path class, then bandwidth.
+std::vector<int> nearestNics(const Router& router, const Topology& topology, int gpu) {
   std::vector<int> nics;
   for (int nic : topology.nodesOfKind(NodeKind::Nic)) {
     if (sameHost(topology, gpu, nic)) nics.push_back(nic);
   }
-  const std::vector<Path> paths = pathsFrom(Router(topology), topology, gpu, nics);
-  int best = -1;
-  for (size_t k = 0; k < nics.size(); ++k) {
-    if (paths[k].cls == PathClass::None) continue;  // a NIC it cannot reach is no choice
-    const bool better =
-        best < 0 || paths[k].cls < paths[best].cls ||
-        (paths[k].cls == paths[best].cls && paths[k].bandwidth > paths[best].bandwidth);
-    if (better) best = static_cast<int>(k);
+  const std::vector<Path> paths = pathsFrom(router, topology, gpu, nics);
+  const Path* nearest = nullptr;
+  for (const Path& p : paths) {
+    if (p.cls == PathClass::None) continue;  // a NIC it cannot reach is no choice
+    if (nearest == nullptr || p.cls < nearest->cls ||
+        (p.cls == nearest->cls && p.bandwidth > nearest->bandwidth)) {
+      nearest = &p;
+    }
   }
-  return best < 0 ? -1 : nics[best];
+  std::vector<int> best;
+  for (size_t k = 0; k < nics.size() && nearest != nullptr; ++k) {
+    if (paths[k].cls == nearest->cls &&
+        std::abs(paths[k].bandwidth - nearest->bandwidth) <= 1e-9 * nearest->bandwidth) {
+      best.push_back(nics[k]);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+int nearestNic(const Topology& topology, int gpu) {
+  checkEndpoints(topology, {gpu});
+  const Router router(topology);
+  const std::vector<int> nics = nearestNics(router, topology, gpu);
+  if (nics.size() < 2) return nics.empty() ? -1 : nics.front();
+  // Equally near NICs (two per Grace CPU on a GB200 tray) are dealt out in
+  // GPU order, so the GPUs of one CPU do not all crowd onto its first NIC.
+  int earlier = 0;
+  for (int other : topology.nodesOfKind(NodeKind::Gpu)) {
+    if (other == gpu) break;
+    if (sameHost(topology, gpu, other) && nearestNics(router, topology, other) == nics) ++earlier;
+  }
+  return nics[static_cast<size_t>(earlier) % nics.size()];
 }
 
 }  // namespace loom::topo

@@ -41,8 +41,9 @@ struct PathMatrix {
 
 PathMatrix computePaths(const Topology& topology, const std::vector<int>& endpoints);
 
-/// The NIC closest to a GPU (best path class, then bandwidth, then node order),
-/// or -1 when its host has none.
+/// The NIC closest to a GPU (best path class, then bandwidth), or -1 when its
+/// host has none. Among equally close NICs the host's GPUs that share them
+/// take them in turn, in node order.
 int nearestNic(const Topology& topology, int gpu);
 
 }  // namespace loom::topo

@@ -79,8 +79,9 @@ RankGraph::RankGraph(const Topology& topology, std::vector<int> rankNodes, HopOp
 void RankGraph::buildHosts() {
   std::map<int, int> dense;
   rankHost_.resize(rankNodes_.size());
+  island_ = nvlinkIslands(*topology_);
   for (int r = 0; r < size(); ++r) {
-    const int host = topology_->nodes[rankNodes_[r]].host;
+    const int host = island_[rankNodes_[r]];
     auto [it, fresh] = dense.emplace(host, static_cast<int>(hostRanks_.size()));
     if (fresh) hostRanks_.emplace_back();
     rankHost_[r] = it->second;
@@ -96,13 +97,13 @@ void RankGraph::buildLegs(const HopOptions& options) {
   if (hostCount() < 2) return;  // no rank leaves its host
   const std::vector<int> allNics = t.nodesOfKind(NodeKind::Nic);
   for (const std::vector<int>& ranks : hostRanks_) {
-    const int host = t.nodes[rankNodes_[ranks.front()]].host;
+    const int island = island_[rankNodes_[ranks.front()]];
     std::vector<int> endpoints;
     endpoints.reserve(ranks.size());
     for (int r : ranks) endpoints.push_back(rankNodes_[r]);
     const size_t firstNic = endpoints.size();
     for (int nic : allNics) {
-      if (t.nodes[nic].host == host) endpoints.push_back(nic);
+      if (island_[nic] == island) endpoints.push_back(nic);
     }
     const PathMatrix m = computePaths(t, endpoints);
     for (size_t i = 0; i < ranks.size(); ++i) {

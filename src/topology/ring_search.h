@@ -72,7 +72,10 @@ class RankGraph {
   const Topology& topology() const { return *topology_; }
   int size() const { return static_cast<int>(rankNodes_.size()); }
   int nodeOf(int rank) const { return rankNodes_[rank]; }
-  /// Hosts that hold ranks, numbered 0.. in order of their first rank.
+  /// Hosts that hold ranks, numbered 0.. in order of their first rank. A
+  /// "host" here is an NVLink island (nvlinkIslands): one machine, or
+  /// several whose GPUs share NvSwitches (an NVL72 rack's 18 trays), so
+  /// messages between hosts are exactly those that cross the network.
   int hostCount() const { return static_cast<int>(hostRanks_.size()); }
   int hostOf(int rank) const { return rankHost_[rank]; }
   const std::vector<int>& ranksOn(int host) const { return hostRanks_[host]; }
@@ -95,6 +98,7 @@ class RankGraph {
 
   const Topology* topology_;
   std::vector<int> rankNodes_;
+  std::vector<int> island_;  // per node, nvlinkIslands
   std::vector<int> rankHost_;
   std::vector<std::vector<int>> hostRanks_;
   std::vector<int> nic_;

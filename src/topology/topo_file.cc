@@ -207,7 +207,8 @@ class Parser {
       fail(e, fmt::format("id '{}' is already used at line {}", node.id,
                           lines_.lineOf(nodeElements_[it->second].offset_debug())));
     }
-    if (!global) required(e, kHostAttr);
+    // An nvswitch without a host is shared by several (an NVLink domain).
+    if (!global && *kind != NodeKind::NvSwitch) required(e, kHostAttr);
     topology_.addNode(std::move(node));
     nodeElements_.push_back(e);
   }
@@ -238,8 +239,9 @@ class Parser {
     const char* kindName = required(e, kKindAttr);
     const std::optional<LinkKind> kind = linkKindFromName(kindName);
     if (!kind) {
-      fail(e, fmt::format("unknown link kind '{}' (expected host, smp, pcie, nvlink or net)",
-                          kindName));
+      fail(e, fmt::format(
+                  "unknown link kind '{}' (expected host, smp, pcie, nvlink, net or nvlink-c2c)",
+                  kindName));
     }
     link.kind = *kind;
     required(e, kBandwidthAttr);

@@ -63,7 +63,7 @@ for k in 0 1 2 3 4 5 6 7; do
 done
 expect cluster 2 '^  tree [01] \(root '
 # Each channel's two trees leave host 0 through two NICs; all eight are used.
-expect cluster 1 "^  NICs of host 0's tree heads, by channel: 0:nic0\+nic1 .*\(8 of the host's 8 NICs\)"
+expect cluster 1 "^  NICs of host 0's tree heads, by channel: 0:node00/nic0\+node00/nic1 .*\(8 of the host's 8 NICs\)"
 
 run simulate --file "$DATA/cluster-16x-h100.xml" --simulate allreduce --bytes 1G
 expect simulate 8 '^ +[0-9]+ ranks'
@@ -82,9 +82,17 @@ expect small 1 '^   256 ranks.*-> HostTree'
 run checked --file "$DATA/dgx1-v100.xml" --simulate allreduce --bytes 64M --ranks 8 --check 8
 expect checked 1 '\[sim [0-9.]+ (us|ms)\].*-> Ringx4'
 
+# A GB200 NVL72 rack: 18 trays, one NVLink domain, so one island of 72 ranks
+# whose rings never touch the network; the shared switch trays are listed.
+run nvl72 --file "$DATA/gb200-nvl72.xml"
+expect nvl72 1 '^Ranks: 72 on 1 host\(s\)'
+expect nvl72 1 '^  ring 0 \([0-9.]+ GB/s, worst hop NVL\): rack0/tray00/gpu0 > '
+expect nvl72 9 '^nvswitch rack0/nvswitch[0-8] .*shared: 72 nvlink\(s\)'
+expect nvl72 1 '^    gpu rack0/tray17/gpu3 "B200" .*\[nvlink-c2c 450 GB/s\]'
+
 # --dump writes a file that loads back to the same dump.
 for f in dgx1-v100 dgx-h100 pcie-4gpu-2socket pcie-4gpu-nvlink-bridges cpu-2socket \
-  cluster-16x-h100; do
+  cluster-16x-h100 gb200-nvl72; do
   "$TOPO" --file "$DATA/$f.xml" --dump > "$work/$f.xml" || fail "--dump of $f failed"
   "$TOPO" --file "$work/$f.xml" --dump > "$work/$f.again.xml" || fail "reload of $f failed"
   cmp -s "$work/$f.xml" "$work/$f.again.xml" || fail "$f: --dump does not round-trip"

@@ -14,14 +14,21 @@ namespace {
 
 using namespace loom::topo;
 
-// Node ids without the host prefix when the ring stays on one host keep
-// lines short: "gpu0 gpu3 ...".
-std::string rankName(const RankGraph& g, int rank) {
-  const std::string& id = g.topology().nodes[g.nodeOf(rank)].id;
-  if (g.hostCount() > 1) return id;
+// Node ids without the host prefix when every rank sits on one machine keep
+// lines short: "gpu0 gpu3 ...". An NVLink island of several machines (one
+// RankGraph host) keeps full ids.
+std::string nodeName(const RankGraph& g, int node) {
+  if (node < 0) return "?";
+  const Topology& t = g.topology();
+  const std::string& id = t.nodes[node].id;
+  for (int r = 0; r < g.size(); ++r) {
+    if (t.nodes[g.nodeOf(r)].host != t.nodes[g.nodeOf(0)].host) return id;
+  }
   const auto slash = id.rfind('/');
   return slash == std::string::npos ? id : id.substr(slash + 1);
 }
+
+std::string rankName(const RankGraph& g, int rank) { return nodeName(g, g.nodeOf(rank)); }
 
 void printRings(std::ostream& out, const RankGraph& g, const std::vector<Ring>& rings) {
   double total = 0;
@@ -47,13 +54,6 @@ void printRings(std::ostream& out, const RankGraph& g, const std::vector<Ring>& 
   }
 }
 
-std::string nicName(const RankGraph& g, int nic) {
-  if (nic < 0) return "?";
-  const std::string& id = g.topology().nodes[nic].id;
-  const auto slash = id.rfind('/');
-  return slash == std::string::npos ? id : id.substr(slash + 1);
-}
-
 // The NICs that carry each channel's two trees out of host 0: the heads'.
 void printTreeNics(std::ostream& out, const RankGraph& g, const std::vector<Ring>& rings) {
   std::set<int> used;
@@ -61,14 +61,13 @@ void printTreeNics(std::ostream& out, const RankGraph& g, const std::vector<Ring
   for (size_t k = 0; k < rings.size(); ++k) {
     const TreeSet trees = searchTrees(g, rings[k].order, loom::tuner::doubleBinaryTreeShape());
     const int nics[2] = {g.nicOf(trees.chains[0][0].front()), g.nicOf(trees.chains[1][0].front())};
-    out << fmt::format(" {}:{}+{}", k, nicName(g, nics[0]), nicName(g, nics[1]));
+    out << fmt::format(" {}:{}+{}", k, nodeName(g, nics[0]), nodeName(g, nics[1]));
     used.insert(nics, nics + 2);
   }
-  const int host = g.topology().nodes[g.nodeOf(g.ranksOn(0).front())].host;
+  const std::vector<int> island = nvlinkIslands(g.topology());
+  const int host = island[g.nodeOf(g.ranksOn(0).front())];
   int onHost = 0;
-  for (int nic : g.topology().nodesOfKind(NodeKind::Nic)) {
-    onHost += g.topology().nodes[nic].host == host ? 1 : 0;
-  }
+  for (int nic : g.topology().nodesOfKind(NodeKind::Nic)) onHost += island[nic] == host ? 1 : 0;
   used.erase(-1);
   out << fmt::format(" ({} of the host's {} NICs)\n", used.size(), onHost);
 }

@@ -38,6 +38,11 @@ std::string nodeText(const Node& n) {
   return out;
 }
 
+// The links that hang a device off its cpu: PCIe, and Grace's NVLink-C2C.
+bool treeLink(const Link& link) {
+  return link.kind == LinkKind::Pcie || link.kind == LinkKind::NvLinkC2C;
+}
+
 // The PCIe tree below one cpu, depth first, each node with the link above it.
 void printPcieTree(std::ostream& out, const Topology& t, int node, int depth,
                    std::vector<bool>& shown) {
@@ -45,7 +50,7 @@ void printPcieTree(std::ostream& out, const Topology& t, int node, int depth,
   for (int l : t.linksOf(node)) {
     const Link& link = t.links[l];
     const int child = t.other(link, node);
-    if (link.kind != LinkKind::Pcie || shown[child]) continue;
+    if (!treeLink(link) || shown[child]) continue;
     out << std::string(2 * depth, ' ') << nodeText(t.nodes[child]) << "  [" << linkText(link)
         << "]\n";
     printPcieTree(out, t, child, depth + 1, shown);
@@ -95,7 +100,7 @@ int attachedCpu(const Topology& t, int node) {
     for (int l : t.linksOf(n)) {
       const Link& link = t.links[static_cast<size_t>(l)];
       const int other = t.other(link, n);
-      if (link.kind != LinkKind::Pcie || seen[static_cast<size_t>(other)]) continue;
+      if (!treeLink(link) || seen[static_cast<size_t>(other)]) continue;
       seen[static_cast<size_t>(other)] = true;
       todo.push_back(other);
     }
@@ -145,6 +150,15 @@ void printSummaryTree(std::ostream& out, const Topology& topology) {
             << "]\n";
       }
     }
+  }
+  // NvSwitches shared by several hosts (an NVLink domain), with how many
+  // GPUs reach each.
+  for (int nvswitch : t.nodesOfKind(NodeKind::NvSwitch)) {
+    if (t.nodes[nvswitch].host >= 0) continue;
+    const std::vector<int> links = t.linksOf(nvswitch);
+    out << nodeText(t.nodes[nvswitch]) << fmt::format(", shared: {} nvlink(s)", links.size());
+    if (!links.empty()) out << "  [each " << linkText(t.links[links.front()]) << "]";
+    out << "\n";
   }
   for (int fabric : t.nodesOfKind(NodeKind::Fabric)) {
     out << nodeText(t.nodes[fabric]) << "\n";
