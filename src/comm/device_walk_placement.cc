@@ -13,13 +13,17 @@
 #include "core/log.h"
 #include "device/cuda_kernels.h"
 #include "device/cuda_runtime.h"
+#include "topology/ring_search.h"
 
 namespace loom {
 namespace {
 
 /// Thread blocks per rank (channels) unless LOOM_NCHANNELS asks otherwise:
-/// on an H200, 8 ranks on one GPU moved 75 GB/s at 8 channels, 94 at 16.
-constexpr uint32_t kDefaultWalkChannels = 16;
+/// the most the ring search offers. One block moves about
+/// tuner::kKernelChannelGBps, so every NVLink or NVSwitch route the search
+/// sees wants at least this many (an H100's 450 GB/s: 48); on an H200, 8
+/// ranks on one GPU moved 75 GB/s at 8 channels, 94 at 16.
+constexpr auto kDefaultWalkChannels = static_cast<uint32_t>(topo::kMostRings);
 /// The default gives way to keep a rank's FIFOs (one per channel and peer)
 /// within this much device memory.
 constexpr size_t kDefaultArenaBudget = size_t{256} << 20;

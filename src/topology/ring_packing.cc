@@ -134,7 +134,7 @@ std::vector<std::vector<int>> packDisjointRings(const RankGraph& graph,
       const Hop& h = graph.hop(ranks[a], ranks[b]);
       if (!usable(h)) continue;
       if (h.arcs.size() != 1) return {};
-      capacity[a * n + b] = graph.arcCapacity(h.arcs.front());
+      capacity[a * n + b] = graph.arcCapacity(h.arcs.front(), h.channelBandwidth);
     }
   }
   Packer packer(graph, std::move(capacity), limits.budget);

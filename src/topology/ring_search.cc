@@ -54,10 +54,12 @@ bool isCpu(const Topology& t, int node) { return t.nodes[node].kind == NodeKind:
 
 RankGraph::RankGraph(const Topology& topology, std::vector<int> rankNodes, HopOptions options)
     : topology_(&topology), rankNodes_(std::move(rankNodes)) {
-  if (!(options.memoryCopyBandwidth > 0) || !(options.messageLatency >= 0)) {
+  if (!(options.memoryCopyBandwidth > 0) || !(options.messageLatency >= 0) ||
+      !(options.channelBandwidth >= 0)) {
     raise(ErrorCode::InvalidArgument,
-          "hop options need copy bandwidth > 0 and latency >= 0, got {}/{}",
-          options.memoryCopyBandwidth, options.messageLatency);
+          "hop options need copy bandwidth > 0, latency >= 0 and channel bandwidth >= 0, got "
+          "{}/{}/{}",
+          options.memoryCopyBandwidth, options.messageLatency, options.channelBandwidth);
   }
   for (int r = 0; r < size(); ++r) {
     const int node = rankNodes_[r];
@@ -143,6 +145,8 @@ void RankGraph::buildLegs(const HopOptions& options) {
       if (isCpu(t, node)) {
         exit.bandwidth = std::min(exit.bandwidth, options.memoryCopyBandwidth);
         entry.bandwidth = std::min(entry.bandwidth, options.memoryCopyBandwidth);
+      } else {
+        exit.channelBandwidth = entry.channelBandwidth = options.channelBandwidth;
       }
     }
   }
@@ -181,6 +185,8 @@ void RankGraph::buildHops(const HopOptions& options) {
         h.bandwidth = p.bandwidth;
         if (isCpu(t, rankNodes_[a]) || isCpu(t, rankNodes_[b])) {
           h.bandwidth = std::min(h.bandwidth, options.memoryCopyBandwidth);
+        } else {
+          h.channelBandwidth = options.channelBandwidth;
         }
         h.latency += p.latency;
         h.cls = p.cls;
@@ -197,13 +203,25 @@ void RankGraph::buildHops(const HopOptions& options) {
       h.cls = PathClass::NET;
       h.latency = exit.latency + entry.latency + options.messageLatency;
       h.bandwidth = std::min(exit.bandwidth, entry.bandwidth);
+      // A GPU's channel to another island is still one thread block's work.
+      if (!isCpu(t, rankNodes_[a]) && !isCpu(t, rankNodes_[b])) {
+        h.channelBandwidth = options.channelBandwidth;
+      }
       h.arcs = exit.arcs;
       h.arcs.insert(h.arcs.end(), entry.arcs.begin(), entry.arcs.end());
     }
   }
 }
 
-int RankGraph::arcCapacity(int arc) const {
+int RankGraph::arcCapacity(int arc, double channelBandwidth) const {
+  const int links = linkCapacity(arc);
+  // Channels slower than the link: as many as it carries at their speed.
+  if (channelBandwidth <= 0 || links == std::numeric_limits<int>::max()) return links;
+  const double fit = std::floor(arcBandwidth(arc) / channelBandwidth * (1 + 1e-9));
+  return std::max(links, static_cast<int>(std::min(fit, 1e6)));
+}
+
+int RankGraph::linkCapacity(int arc) const {
   const Link& link = topology_->links[arc / 2];
   if (link.kind != LinkKind::NvLink) return 1;
   // Hops through NVSwitches spread over every switch plane (their bandwidth
@@ -301,11 +319,11 @@ class Loads {
   }
   bool fits(const Hop& h) const {
     for (int arc : h.arcs) {
-      if (count_[arc] + 1 > g_.arcCapacity(arc)) return false;
+      if (count_[arc] + 1 > g_.arcCapacity(arc, h.channelBandwidth)) return false;
     }
     return true;
   }
-  double shared(const Hop& h) const {
+  double shared(const Hop& h, bool perChannel = true) const {
     double factor = 1.0;
     for (int arc : h.arcs) {
       const int k = count_[arc];
@@ -313,7 +331,8 @@ class Loads {
       const double ratio = std::max(1.0, g_.arcBandwidth(arc) / h.bandwidth);
       factor = std::min(factor, std::min(1.0, ratio / k));
     }
-    return h.bandwidth * factor;
+    const double links = h.bandwidth * factor;
+    return perChannel && h.channelBandwidth > 0 ? std::min(links, h.channelBandwidth) : links;
   }
   HopKey key(const Hop& h) const {
     int load = 0;
@@ -633,7 +652,8 @@ double total(const std::vector<std::vector<double>>& shared) {
 }  // namespace
 
 std::vector<std::vector<double>> sharedHopBandwidths(const RankGraph& graph,
-                                                     const std::vector<std::vector<int>>& orders) {
+                                                     const std::vector<std::vector<int>>& orders,
+                                                     bool perChannel) {
   Loads loads(graph);
   for (const auto& order : orders) {
     for (const Hop* h : hopsOf(graph, order)) loads.add(*h, 1);
@@ -641,7 +661,7 @@ std::vector<std::vector<double>> sharedHopBandwidths(const RankGraph& graph,
   std::vector<std::vector<double>> out;
   for (const auto& order : orders) {
     auto& ring = out.emplace_back();
-    for (const Hop* h : hopsOf(graph, order)) ring.push_back(loads.shared(*h));
+    for (const Hop* h : hopsOf(graph, order)) ring.push_back(loads.shared(*h, perChannel));
   }
   return out;
 }

@@ -48,7 +48,11 @@ namespace loom::topo {
 /// What one directed rank-to-rank message crosses.
 struct Hop {
   double bandwidth = 0.0;  ///< GB/s, alone on its links
-  double latency = 0.0;    ///< microseconds, path plus per-message overhead
+  /// GB/s one channel (ring) moves over this hop however idle its links:
+  /// HopOptions::channelBandwidth between two GPUs, else 0 (no limit beyond
+  /// the links).
+  double channelBandwidth = 0.0;
+  double latency = 0.0;  ///< microseconds, path plus per-message overhead
   PathClass cls = PathClass::None;
   std::vector<int> arcs;  ///< physical links crossed: 2 * link + (0: a -> b, 1: b -> a)
 };
@@ -59,6 +63,10 @@ struct HopOptions {
   double memoryCopyBandwidth = 10.0;
   /// Microseconds every message pays on top of its path: software, doorbells.
   double messageLatency = 1.0;
+  /// GB/s one channel moves between two GPUs (one thread block of the kernel
+  /// that drives it), however fast the links: what makes an NVSwitch system
+  /// want many channels. 0: no limit beyond the links.
+  double channelBandwidth = 0.0;
 };
 
 /// The communicator's ranks on a topology: rank r runs on node rankNodes[r]
@@ -86,12 +94,17 @@ class RankGraph {
   /// fabric) and inside the receiver's (fabric -> NIC -> rank).
   const Hop& exitLeg(int rank) const { return exitLegs_[rank]; }
   const Hop& entryLeg(int rank) const { return entryLegs_[rank]; }
-  /// Ring hops one directed use of this arc may carry before rings must share.
-  int arcCapacity(int arc) const;
+  /// Ring hops one directed use of this arc may carry before rings must share:
+  /// the link's own rule (Capacity, above), or, for hops whose channels move
+  /// `channelBandwidth` GB/s each, as many as the link's bandwidth holds at
+  /// that speed where that is more (a 25 GB/s NVLink lane: two 9.35 GB/s
+  /// channels).
+  int arcCapacity(int arc, double channelBandwidth = 0.0) const;
   double arcBandwidth(int arc) const { return topology_->links[arc / 2].bandwidth; }
 
  private:
   size_t index(int from, int to) const { return static_cast<size_t>(from) * size() + to; }
+  int linkCapacity(int arc) const;
   void buildHosts();
   void buildLegs(const HopOptions& options);
   void buildHops(const HopOptions& options);
@@ -120,8 +133,12 @@ struct Ring {
   PathClass worst = PathClass::Self;  ///< worst path class of its hops
 };
 
+/// The most channels Loom runs: the ring search looks for no more, and the
+/// kernel path walks this many blocks per rank unless told otherwise.
+inline constexpr int kMostRings = 16;
+
 struct RingSearchOptions {
-  int maxRings = 16;   ///< channels to look for at most (>= 1)
+  int maxRings = kMostRings;  ///< channels to look for at most (>= 1)
   int exactLimit = 9;  ///< ranks per host up to which the search is exhaustive
 };
 
@@ -132,9 +149,12 @@ std::vector<Ring> searchRings(const RankGraph& graph, const RingSearchOptions& o
 
 /// Bandwidth of every hop when all `orders` run at once, [ring][position]
 /// (position p: order[p] -> order[p + 1]); links crossed by several hops split
-/// their bandwidth as described above.
+/// their bandwidth as described above, and each order is one channel, so no
+/// hop exceeds its channelBandwidth unless `perChannel` is false (orders that
+/// are not channels, such as the direct algorithm's rounds of copies).
 std::vector<std::vector<double>> sharedHopBandwidths(const RankGraph& graph,
-                                                     const std::vector<std::vector<int>>& orders);
+                                                     const std::vector<std::vector<int>>& orders,
+                                                     bool perChannel = true);
 
 /// The slowest hop of `order` running alone (its own hops may still share
 /// links). The quantity searchRings maximises for its first ring.

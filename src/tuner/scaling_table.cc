@@ -62,7 +62,7 @@ class Machines {
  private:
   /// Every GPU of the file as a rank (built once, on first need).
   const topo::RankGraph& whole() {
-    if (!whole_) whole_.emplace(t_, topo::defaultRankNodes(t_));
+    if (!whole_) whole_.emplace(t_, topo::defaultRankNodes(t_), loomHopOptions());
     return *whole_;
   }
   int perHost() { return static_cast<int>(whole().ranksOn(0).size()); }

@@ -76,9 +76,16 @@ Choice choose(const TunerTopology& topology, const Request& request) {
   return {{algorithm, 1, chunk}, std::nan("")};
 }
 
-TunerTopology tunerTopologyFor(const topo::Topology& topology, const std::vector<int>& rankNodes) {
-  const topo::RankGraph graph(topology,
-                              rankNodes.empty() ? topo::defaultRankNodes(topology) : rankNodes);
+topo::HopOptions loomHopOptions() {
+  topo::HopOptions options;
+  options.channelBandwidth = kKernelChannelGBps;
+  return options;
+}
+
+TunerTopology tunerTopologyFor(const topo::Topology& topology, const std::vector<int>& rankNodes,
+                               const topo::HopOptions& hops) {
+  const topo::RankGraph graph(
+      topology, rankNodes.empty() ? topo::defaultRankNodes(topology) : rankNodes, hops);
   return describeTopology(graph, topo::searchRings(graph));
 }
 

@@ -50,9 +50,22 @@ std::vector<Choice> modelledCandidates(const TunerTopology& topology, const Requ
 /// below kModelElementBytes.
 Choice choose(const TunerTopology& topology, const Request& request);
 
+/// GB/s one channel of Loom's kernel path moves between two GPUs: one thread
+/// block walking its ring. Measured on one H200 (2026-12-04, all-reduce of
+/// 256 MiB, 8 ranks of 8 channels: 74.8 GB/s bus bandwidth, 9.35 per
+/// channel; docs/performance.md). So an NVSwitch's 450 GB/s wants many
+/// channels, and the ring search adds them while the total grows.
+inline constexpr double kKernelChannelGBps = 9.35;
+
+/// How Loom's own runs see hops: RankGraph's defaults, each channel capped
+/// at kKernelChannelGBps.
+topo::HopOptions loomHopOptions();
+
 /// Convenience for the communicator: ranks placed on `rankNodes` of
 /// `topology` (empty: defaultRankNodes), rings searched, model ready for
-/// choose(). The result keeps no reference to `topology`.
-TunerTopology tunerTopologyFor(const topo::Topology& topology, const std::vector<int>& rankNodes);
+/// choose(). The result keeps no reference to `topology`. Another library's
+/// channels (the planner's NCCL runs) pass their own `hops`.
+TunerTopology tunerTopologyFor(const topo::Topology& topology, const std::vector<int>& rankNodes,
+                               const topo::HopOptions& hops = loomHopOptions());
 
 }  // namespace loom::tuner

@@ -80,7 +80,8 @@ std::shared_ptr<CostMatrix> directRoundCosts(const topo::RankGraph& graph,
       auto& order = orders.emplace_back();
       for (int i : cycle) order.push_back(ranks[i]);
     }
-    const auto shared = topo::sharedHopBandwidths(graph, orders);
+    // Whole-buffer copies, not channels: no per-channel limit.
+    const auto shared = topo::sharedHopBandwidths(graph, orders, false);
     for (size_t c = 0; c < cycles.size(); ++c) {
       for (size_t p = 0; p < cycles[c].size(); ++p) {
         const int from = cycles[c][p];

@@ -46,10 +46,12 @@ void expectWithinCapacity(const RankGraph& g, const std::vector<Ring>& rings) {
   for (size_t k = 0; k < rings.size(); ++k) {
     const auto& o = rings[k].order;
     for (size_t p = 0; p < o.size(); ++p) {
-      for (int arc : g.hop(o[p], o[(p + 1) % o.size()]).arcs) {
+      const Hop& hop = g.hop(o[p], o[(p + 1) % o.size()]);
+      for (int arc : hop.arcs) {
         ++load[arc];
         if (k > 0) {
-          EXPECT_LE(load[arc], g.arcCapacity(arc)) << "ring " << k << " arc " << arc;
+          EXPECT_LE(load[arc], g.arcCapacity(arc, hop.channelBandwidth))
+              << "ring " << k << " arc " << arc;
         }
       }
     }
@@ -183,6 +185,52 @@ TEST(RingSearch, FullMeshCarriesOneRingPerLinkOutOfEachGpu) {
       }
     }
   }
+}
+
+// One channel of Loom's kernel path moves about 9.35 GB/s (one thread block;
+// tuner::kKernelChannelGBps) whatever the link. Each link then holds as many
+// channels as fit at that speed, and the search adds rings while their total
+// grows: on an NVSwitch box up to its limit of 16 (450 GB/s would take 48),
+// on a PCIe gen4 x16 route three (31.5 / 9.35). Without the cap the same
+// machines get one ring each, at the links' own speed.
+TEST(RingSearch, ChannelCapAddsRingsUpToWhatTheLinksHold) {
+  HopOptions capped;
+  capped.channelBandwidth = 9.35;
+  {
+    const Topology t = loadTopologyFile(referenceFile("dgx-h100.xml"));
+    const auto free = searchRings(RankGraph(t, defaultRankNodes(t)));
+    ASSERT_EQ(free.size(), 1u);
+    EXPECT_DOUBLE_EQ(free[0].bandwidth, 450.0);
+    const RankGraph g(t, defaultRankNodes(t), capped);
+    const auto rings = searchRings(g);
+    EXPECT_EQ(rings.size(), 16u);
+    for (const Ring& r : rings) EXPECT_DOUBLE_EQ(r.bandwidth, 9.35);
+    expectWithinCapacity(g, rings);
+  }
+  {
+    const Topology t = loadTopologyFile(referenceFile("pcie-4gpu-2socket.xml"));
+    EXPECT_EQ(searchRings(RankGraph(t, defaultRankNodes(t))).size(), 1u);
+    const RankGraph g(t, defaultRankNodes(t), capped);
+    const auto rings = searchRings(g);
+    EXPECT_EQ(rings.size(), 3u);
+    for (const Ring& r : rings) EXPECT_DOUBLE_EQ(r.bandwidth, 9.35);
+    expectWithinCapacity(g, rings);
+    // The socket link's arc: 62.4 GB/s holds six channels, an x16 link three.
+    for (int arc = 0; arc < 2 * static_cast<int>(t.links.size()); ++arc) {
+      const Link& link = t.links[arc / 2];
+      if (link.kind == LinkKind::Smp) {
+        EXPECT_EQ(g.arcCapacity(arc, 9.35), 6);
+      }
+      if (link.kind == LinkKind::Pcie) {
+        EXPECT_EQ(g.arcCapacity(arc, 9.35), 3);
+        EXPECT_EQ(g.arcCapacity(arc), 1);
+      }
+    }
+  }
+  HopOptions bad;
+  bad.channelBandwidth = -1;
+  const Topology t = smallCluster(1, 2);
+  EXPECT_THROW(RankGraph(t, defaultRankNodes(t), bad), Error);
 }
 
 TEST(RingSearch, LoneRankHasATrivialRing) {

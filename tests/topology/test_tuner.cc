@@ -149,9 +149,27 @@ TEST(Tuner, DirectPaysForLinksItsRoundsShare) {
 // byte across once per host instead of once per rank: 2 hosts x 4 ranks on
 // 1 GB/s NICs pick it for large messages, and its predicted time beats the
 // best flat ring by more than the bytes it saves on the crossing (7/4 vs 1 S).
+// Loom's own runs cap each channel at kKernelChannelGBps, so across two
+// H100 boxes a 1 GiB all-reduce takes every channel the search found (16)
+// instead of the one ring that fills the NVSwitch uncapped.
+TEST(Tuner, KernelChannelCapAsksForManyChannels) {
+  const topo::Topology t =
+      topo::loadTopologyFile(topo::testing::referenceFile("cluster-16x-h100.xml"));
+  const TunerTopology loom = tunerTopologyFor(t, topo::defaultRankNodes(t, 16));
+  EXPECT_EQ(loom.maxChannels(), 16);
+  const Choice pick = choose(loom, sized(Collective::AllReduce, size_t{1} << 30));
+  EXPECT_EQ(pick.candidate.algorithm, Algorithm::Ring);
+  EXPECT_EQ(pick.candidate.channels, 16);
+  const TunerTopology links =
+      tunerTopologyFor(t, topo::defaultRankNodes(t, 16), topo::HopOptions{});
+  EXPECT_EQ(links.maxChannels(), 8);  // one ring per NIC: a NIC's link carries one
+}
+
+// Links only, without Loom's per-channel cap: the byte count is the point.
 TEST(Tuner, HierarchicalWhereTheNetworkIsTheBottleneck) {
   const auto cluster = topo::testing::smallCluster(2, 4, 1.0);
-  const TunerTopology t = tunerTopologyFor(cluster, topo::defaultRankNodes(cluster));
+  const TunerTopology t =
+      tunerTopologyFor(cluster, topo::defaultRankNodes(cluster), topo::HopOptions{});
   ASSERT_TRUE(t.hierarchy.has_value());
   EXPECT_EQ(t.hierarchy->hosts.size(), 2u);
   EXPECT_EQ(t.hierarchy->across.size(), 4u);

@@ -62,10 +62,13 @@ const tuner::TunerTopology& RankPlacement::group(const std::vector<int>& ranks) 
   auto found = cache_.find(key);
   if (found != cache_.end()) return found->second;
   tuner::TunerTopology model;
+  // The runs planned are NCCL's, whose channels are not Loom's kernel
+  // blocks: hops keep their links' bandwidth (no per-channel cap).
+  const topo::HopOptions hops;
   if (key.front() != -1 || key[1] == 1) {
-    model = tuner::tunerTopologyFor(topology_, nodes);
+    model = tuner::tunerTopologyFor(topology_, nodes, hops);
   } else {
-    const topo::RankGraph graph(topology_, nodes);
+    const topo::RankGraph graph(topology_, nodes, hops);
     model = tuner::replicateHosts(graph, topo::searchRings(graph), key[1]);
   }
   return cache_.emplace(key, std::move(model)).first->second;

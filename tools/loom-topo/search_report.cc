@@ -8,6 +8,7 @@
 #include "topology/ring_search.h"
 #include "topology/tree_search.h"
 #include "tuner/tree_shape.h"
+#include "tuner/tuner.h"
 
 namespace loomtopo {
 namespace {
@@ -102,7 +103,7 @@ void printTrees(std::ostream& out, const RankGraph& g, const std::vector<Ring>& 
 }  // namespace
 
 void printSearch(std::ostream& out, const Topology& topology) {
-  const RankGraph g(topology, defaultRankNodes(topology));
+  const RankGraph g(topology, defaultRankNodes(topology), loom::tuner::loomHopOptions());
   const std::vector<Ring> rings = searchRings(g);
   out << fmt::format("Ranks: {} on {} host(s)\n", g.size(), g.hostCount());
   printRings(out, g, rings);
