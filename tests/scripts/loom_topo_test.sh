@@ -96,6 +96,26 @@ expect nvl72 1 '^  ring 0 \([0-9.]+ GB/s, worst hop NVL\): rack0/tray00/gpu0 > '
 expect nvl72 9 '^nvswitch rack0/nvswitch[0-8] .*shared: 72 nvlink\(s\)'
 expect nvl72 1 '^    gpu rack0/tray17/gpu3 "B200" .*\[nvlink-c2c 450 GB/s\]'
 
+# Every shipped file prints matrices whose columns stay apart: in each table
+# every line is as wide as its header and holds one field per column (a
+# value as wide as its column would run into its neighbour, "450.0450.0").
+for f in "$DATA"/*.xml; do
+  name=$(basename "$f" .xml)
+  "$TOPO" --file "$f" > "$work/all-$name" 2>&1 || fail "$name: loom-topo failed"
+  awk -v name="$name" '
+    /^(Path classes|Bottleneck bandwidth)/ { table = 1; header = 0; next }
+    table && /^$/ { table = 0; next }
+    table && !header { header = 1; width = length($0); columns = NF; next }
+    table && (length($0) != width || NF != columns + 1) {
+      printf "%s: matrix row \"%s\" is misaligned\n", name, substr($0, 1, 60); bad = 1
+    }
+    END { exit bad }' "$work/all-$name" || fail "$name: matrices are not aligned"
+done
+# And one file's matrices exactly as reviewed (tests/data/topo/golden).
+sed -n '/^Path classes/,/^CPU affinity/p' "$work/all-dgx-h100" | sed '$d' > "$work/matrices"
+diff -u "$DATA/golden/dgx-h100-matrices.txt" "$work/matrices" ||
+  fail "dgx-h100 matrices differ from tests/data/topo/golden/dgx-h100-matrices.txt"
+
 # --dump writes a file that loads back to the same dump.
 for f in dgx1-v100 dgx-h100 pcie-4gpu-2socket pcie-4gpu-nvlink-bridges cpu-2socket \
   cluster-16x-h100 gb200-nvl72; do
