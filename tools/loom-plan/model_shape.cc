@@ -51,29 +51,28 @@ double totalParams(const ModelShape& m) {
 
 namespace {
 
-ModelShape gpt(const std::string& name, int layers, int hidden, int heads, int batch) {
+// The fields every preset sets; the families differ in the rest.
+ModelShape shape(const std::string& name, int layers, int hidden, int heads, int seq, int vocab,
+                 int batch) {
   ModelShape m;
   m.name = name;
   m.layers = layers;
   m.hidden = hidden;
   m.heads = heads;
-  m.seq = 2048;
-  m.vocab = 51200;
+  m.seq = seq;
+  m.vocab = vocab;
   m.globalBatch = batch;
   return m;
 }
 
+ModelShape gpt(const std::string& name, int layers, int hidden, int heads, int batch) {
+  return shape(name, layers, hidden, heads, 2048, 51200, batch);
+}
+
 ModelShape llama(const std::string& name, int layers, int hidden, int heads, int ffn) {
-  ModelShape m;
-  m.name = name;
-  m.layers = layers;
-  m.hidden = hidden;
-  m.heads = heads;
+  ModelShape m = shape(name, layers, hidden, heads, 8192, 128256, 512);
   m.kvHeads = 8;
   m.ffn = ffn;
-  m.seq = 8192;
-  m.vocab = 128256;
-  m.globalBatch = 512;
   m.gatedMlp = true;
   m.biases = false;
   m.learnedPositions = false;
@@ -84,14 +83,7 @@ ModelShape llama(const std::string& name, int layers, int hidden, int heads, int
 }
 
 ModelShape trainer(const std::string& name, int layers, int dModel, int heads, int seq, int batch) {
-  ModelShape m;
-  m.name = name;
-  m.layers = layers;
-  m.hidden = dModel;
-  m.heads = heads;
-  m.seq = seq;
-  m.vocab = 256;
-  m.globalBatch = batch;
+  ModelShape m = shape(name, layers, dModel, heads, seq, 256, batch);
   m.numerics = trainerFp32();
   return m;
 }
