@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "collectives/timed_simulator.h"
 #include "topology/ring_search.h"
+#include "tuner/link_cost.h"
 
 namespace loom::tuner {
 

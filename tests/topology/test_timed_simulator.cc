@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "collectives/algorithms.h"
-#include "collectives/timed_simulator.h"
 #include "core/error.h"
+#include "tools/simulate/timed_simulator.h"
 
 namespace loom {
 namespace {

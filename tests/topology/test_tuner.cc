@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "search_fixtures.h"
-#include "tuner/plan_timing.h"
+#include "tools/simulate/plan_timing.h"
 #include "tuner/tuner.h"
 
 namespace loom::tuner {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "collectives/algorithms.h"
-#include "collectives/simulator.h"
 #include "core/error.h"
+#include "tools/simulate/simulator.h"
 
 namespace loom {
 namespace {

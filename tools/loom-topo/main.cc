@@ -8,9 +8,9 @@
 #include "scaling_json.h"
 #include "search_report.h"
 #include "tools/loom-topo/topology_print.h"
+#include "tools/simulate/scaling_table.h"
 #include "topology/detect.h"
 #include "topology/topo_file.h"
-#include "tuner/scaling_table.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/scaling_table.h"
+#include "tools/simulate/scaling_table.h"
 
 namespace loomtopo {
 

@@ -1,4 +1,4 @@
-#include "tuner/plan_timing.h"
+#include "tools/simulate/plan_timing.h"
 
 #include <map>
 #include <utility>

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "collectives/plan.h"
-#include "collectives/timed_simulator.h"
+#include "tools/simulate/timed_simulator.h"
 #include "tuner/cost_model.h"
 
 namespace loom::tuner {

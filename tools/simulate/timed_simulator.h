@@ -17,15 +17,10 @@
 #include <vector>
 
 #include "collectives/plan.h"
-#include "collectives/simulator.h"
+#include "tools/simulate/simulator.h"
+#include "tuner/link_cost.h"
 
 namespace loom {
-
-/// One directed link as the simulation sees it.
-struct LinkCost {
-  double latency = 0.0;    ///< microseconds from the end of sending to arrival
-  double bandwidth = 0.0;  ///< GB/s (= 1e3 bytes per microsecond); must be > 0 where used
-};
 
 /// Cost of messages from rank `from` to rank `to` on channel `channel`.
 /// Channels have their own links: rings of several channels run on lanes or

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "collectives/algorithms.h"
-#include "collectives/simulator.h"
 #include "core/error.h"
+#include "tools/simulate/simulator.h"
 
 namespace loom {
 namespace {

@@ -3,7 +3,7 @@
 // (message arrives, link frees) and goes back into the heap, or parks on the
 // FIFO it waits for until the peer acts. Processing in time order is what
 // makes a link's messages leave in the order they were ready.
-#include "collectives/timed_simulator.h"
+#include "tools/simulate/timed_simulator.h"
 
 #include <algorithm>
 #include <deque>

@@ -1,4 +1,4 @@
-#include "tuner/scaling_table.h"
+#include "tools/simulate/scaling_table.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <ostream>
 
 #include "core/error.h"
-#include "tuner/plan_timing.h"
+#include "tools/simulate/plan_timing.h"
 
 namespace loom::tuner {
 

@@ -5,7 +5,7 @@
 // message has arrived and its outgoing link has room. Cursors take turns, one
 // (step, slice) per round each, which makes the round count a latency
 // estimate; a round in which nothing moves is a deadlock.
-#include "collectives/simulator.h"
+#include "tools/simulate/simulator.h"
 
 #include <algorithm>
 #include <cmath>
