@@ -33,7 +33,7 @@ class Codec {
  public:
   virtual ~Codec() = default;
 
-  virtual const CodecConfig& config() const = 0;
+  const CodecConfig& config() const { return config_; }
 
   /// Bytes encode() writes for n elements: exact for none and int8 (every
   /// encoding of n elements has this size), an upper bound for topk.
@@ -60,6 +60,8 @@ class Codec {
   }
 
  protected:
+  explicit Codec(const CodecConfig& config) : config_(config) {}
+
   // The public calls are non-virtual so that defaults and shared checks live in
   // one place; encodeImpl may assume dst has room for encodedBytes(n).
   virtual size_t encodeImpl(const void* src, DataType type, size_t n, void* dst,
@@ -68,6 +70,9 @@ class Codec {
                           void* out) const = 0;
   virtual void decodeAccumulateImpl(const void* src, size_t srcBytes, size_t n,
                                     float* acc) const = 0;
+
+ private:
+  CodecConfig config_;
 };
 
 /// Validates the config and builds its codec.

@@ -56,7 +56,7 @@ void Int8Codec::checkSize(size_t srcBytes, size_t n) const {
   if (srcBytes != encodedBytes(n)) {
     raise(ErrorCode::InvalidArgument,
           "codec int8: {} bytes cannot hold {} elements in blocks of {} (need {})", srcBytes, n,
-          config_.block, encodedBytes(n));
+          config().block, encodedBytes(n));
   }
 }
 
@@ -66,14 +66,14 @@ size_t Int8Codec::encodeImpl(const void* src, DataType type, size_t n, void* dst
   const size_t blocks = numBlocks(n);
   auto* scales = static_cast<unsigned char*>(dst);
   auto* codes = reinterpret_cast<int8_t*>(scales + blocks * sizeof(float));
-  const uint64_t key = streamKey(config_.seed, context.counter);
-  const size_t B = config_.block;
+  const uint64_t key = streamKey(config().seed, context.counter);
+  const size_t B = config().block;
   withLoader(src, type, [&](auto load) {
     for (size_t b = 0; b < blocks; ++b) {
       const size_t start = b * B;
       const size_t len = n - start < B ? n - start : B;
-      const float scale =
-          encodeBlock(load, start, len, codes + start, config_.stochastic, key, context.firstIndex);
+      const float scale = encodeBlock(load, start, len, codes + start, config().stochastic, key,
+                                      context.firstIndex);
       std::memcpy(scales + b * sizeof scale, &scale, sizeof scale);
     }
   });
@@ -86,7 +86,7 @@ void Int8Codec::decodeImpl(const void* src, size_t srcBytes, size_t n, DataType 
   const size_t blocks = numBlocks(n);
   const auto* scales = static_cast<const unsigned char*>(src);
   const auto* codes = reinterpret_cast<const int8_t*>(scales + blocks * sizeof(float));
-  const size_t B = config_.block;
+  const size_t B = config().block;
   withStorer(out, type, [&](auto store) {
     for (size_t b = 0; b < blocks; ++b) {
       const float scale = loadScale(scales, b);
@@ -102,7 +102,7 @@ void Int8Codec::decodeAccumulateImpl(const void* src, size_t srcBytes, size_t n,
   const size_t blocks = numBlocks(n);
   const auto* scales = static_cast<const unsigned char*>(src);
   const auto* codes = reinterpret_cast<const int8_t*>(scales + blocks * sizeof(float));
-  const size_t B = config_.block;
+  const size_t B = config().block;
   for (size_t b = 0; b < blocks; ++b) {
     const float scale = loadScale(scales, b);
     const size_t start = b * B;

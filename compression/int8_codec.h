@@ -9,11 +9,10 @@ namespace loom {
 
 class Int8Codec final : public Codec {
  public:
-  explicit Int8Codec(const CodecConfig& config) : config_(config) {}
-  const CodecConfig& config() const override { return config_; }
+  explicit Int8Codec(const CodecConfig& config) : Codec(config) {}
   size_t encodedBytes(size_t n) const override { return numBlocks(n) * sizeof(float) + n; }
 
-  size_t numBlocks(size_t n) const { return (n + config_.block - 1) / config_.block; }
+  size_t numBlocks(size_t n) const { return (n + config().block - 1) / config().block; }
 
  protected:
   size_t encodeImpl(const void* src, DataType type, size_t n, void* dst,
@@ -24,7 +23,6 @@ class Int8Codec final : public Codec {
 
  private:
   void checkSize(size_t srcBytes, size_t n) const;
-  CodecConfig config_;
 };
 
 }  // namespace loom

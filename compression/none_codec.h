@@ -9,8 +9,7 @@ namespace loom {
 
 class NoneCodec final : public Codec {
  public:
-  explicit NoneCodec(const CodecConfig& config) : config_(config) {}
-  const CodecConfig& config() const override { return config_; }
+  explicit NoneCodec(const CodecConfig& config) : Codec(config) {}
   size_t encodedBytes(size_t n) const override { return n * sizeof(float); }
 
  protected:
@@ -19,9 +18,6 @@ class NoneCodec final : public Codec {
   void decodeImpl(const void* src, size_t srcBytes, size_t n, DataType type,
                   void* out) const override;
   void decodeAccumulateImpl(const void* src, size_t srcBytes, size_t n, float* acc) const override;
-
- private:
-  CodecConfig config_;
 };
 
 }  // namespace loom

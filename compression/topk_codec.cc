@@ -60,7 +60,7 @@ T get(const unsigned char* p) {
 
 }  // namespace
 
-size_t TopkCodec::keptCount(size_t n) const { return topkKeptCount(n, config_.ratio); }
+size_t TopkCodec::keptCount(size_t n) const { return topkKeptCount(n, config().ratio); }
 
 size_t TopkCodec::encodedBytes(size_t n) const { return kHeaderBytes + keptCount(n) * kEntryBytes; }
 

@@ -12,8 +12,7 @@ namespace loom {
 
 class TopkCodec final : public Codec {
  public:
-  explicit TopkCodec(const CodecConfig& config) : config_(config) {}
-  const CodecConfig& config() const override { return config_; }
+  explicit TopkCodec(const CodecConfig& config) : Codec(config) {}
   size_t encodedBytes(size_t n) const override;
 
   /// Elements kept from a chunk of n.
@@ -29,7 +28,6 @@ class TopkCodec final : public Codec {
  private:
   /// Validates the header and size; returns the count.
   size_t checkedCount(const void* src, size_t srcBytes, size_t n) const;
-  CodecConfig config_;
 };
 
 }  // namespace loom
