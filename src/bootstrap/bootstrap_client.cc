@@ -137,14 +137,7 @@ class BootstrapClient final : public Bootstrap {
       readAvailable();
       // Between rounds the server only ever sends error, closing and revoked frames.
       while (auto frame = nextFrame()) {
-        if (frame->kind == FrameKind::Closing) {
-          serverClosing_ = true;
-          continue;
-        }
-        if (frame->kind == FrameKind::Revoked) {
-          noteRevoked(*frame);
-          continue;
-        }
+        if (absorbNotice(*frame)) continue;
         if (frame->kind == FrameKind::Error) {
           if (revokedBy_.load() >= 0) {
             remember(ErrorCode::RemoteError, frame->payload);  // for later rounds
@@ -367,20 +360,27 @@ class BootstrapClient final : public Bootstrap {
   Frame waitFrame(Deadline deadline) {
     for (;;) {
       if (auto frame = nextFrame()) {
-        if (frame->kind == FrameKind::Closing) {
-          serverClosing_ = true;
-          continue;
-        }
-        if (frame->kind == FrameKind::Revoked) {
-          noteRevoked(*frame);
-          continue;
-        }
+        if (absorbNotice(*frame)) continue;
         return std::move(*frame);
       }
       if (eof_) serverClosed();
       waitReady(sock_.fd(), POLLIN, deadline, abortFlag_, peerName());
       readAvailable();
     }
+  }
+
+  // Closing and revoked frames may come at any time: they change what later
+  // errors mean, not the round in progress. True when `frame` was one.
+  bool absorbNotice(const Frame& frame) {
+    if (frame.kind == FrameKind::Closing) {
+      serverClosing_ = true;
+      return true;
+    }
+    if (frame.kind == FrameKind::Revoked) {
+      noteRevoked(frame);
+      return true;
+    }
+    return false;
   }
 
   void noteRevoked(const Frame& frame) {
