@@ -41,7 +41,7 @@ def extensions():
         "loom.torch._C",
         ["loom/torch/csrc/loom_backend.cc", "loom/torch/csrc/tensor_rules.cc",
          "loom/torch/csrc/loom_work.cc", "loom/torch/csrc/work_queue.cc",
-         "loom/torch/csrc/p2p_batch.cc",
+         "loom/torch/csrc/p2p_batch.cc", "loom/torch/csrc/monitored_barrier.cc",
          "loom/torch/csrc/module.cc"],
         include_dirs=[os.path.join(REPO, "include")],
         library_dirs=[BUILD],

@@ -88,3 +88,22 @@ def test_survivors_shrink_the_group_after_a_rank_dies():
     for rank, text in reports.items():
         assert text.startswith("ok"), f"rank {rank}: {text}"
         print(f"rank {rank}: {text}")
+
+
+def test_monitored_barrier_names_who_did_not_come_within_its_own_timeout():
+    with tempfile.TemporaryDirectory() as work:
+        mp.spawn(torch_rank.run_monitored, args=(3, os.path.join(work, "store"), work), nprocs=3,
+                 join=True)
+        reports = {}
+        for rank in (0, 1):
+            with open(os.path.join(work, f"monitored.{rank}")) as f:
+                reports[rank] = dict(line.split(": ", 1) for line in f.read().splitlines())
+    print(reports)
+    a0, b0, a1 = reports[0]["A"], reports[0]["B"], reports[1]["A"]
+    for outcome in (a0, b0, a1):
+        assert outcome.startswith("DistBackendError after "), outcome
+        seconds = float(outcome.split(" after ")[1].split(" s:")[0])
+        assert 1.5 < seconds < 6, outcome  # the barrier's 2 s, not the group's 60
+    assert "rank(s) 2 did not reach it within 2000 ms" in a0, a0
+    assert "rank 0 did not release it" in a1, a1
+    assert "rank(s) 1 did not reach it" in b0 and "wait_all_ranks=True" in b0, b0

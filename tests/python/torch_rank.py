@@ -571,3 +571,33 @@ def run_abort(rank, size, init_file, report_dir):
     with open(os.path.join(report_dir, "abort"), "w") as f:
         f.write(outcome)
     os._exit(0)
+
+
+def run_monitored(rank, size, init_file, report_dir):
+    """monitored_barrier with its own short timeout (the group's is 60 s).
+    Round A: rank 2 stays away; rank 0 (wait_all_ranks) names it within the
+    barrier's 2 s, and rank 1, left waiting for rank 0's release, names rank 0.
+    Round B: ranks 1 and 2 stay away; without wait_all_ranks rank 0 names the
+    first only. The group then still works: a barrier and a clean shutdown.
+    Each rank writes report_dir/monitored.RANK."""
+    dist.init_process_group("loom", init_method=f"file://{init_file}", rank=rank,
+                            world_size=size, timeout=datetime.timedelta(seconds=60))
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=30))  # all come: passes
+    lines = []
+
+    def attempt(name, wait_all):
+        started = time.monotonic()
+        try:
+            dist.monitored_barrier(timeout=datetime.timedelta(seconds=2), wait_all_ranks=wait_all)
+            lines.append(f"{name}: passed")
+        except Exception as e:  # noqa: BLE001  the test checks the type and the message
+            lines.append(f"{name}: {type(e).__name__} after {time.monotonic() - started:.1f} s: {e}")
+
+    if rank != 2:
+        attempt("A", True)
+    if rank == 0:
+        attempt("B", False)
+    with open(os.path.join(report_dir, f"monitored.{rank}"), "w") as f:
+        f.write("\n".join(lines))
+    dist.barrier()
+    dist.destroy_process_group()

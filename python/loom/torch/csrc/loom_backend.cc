@@ -48,7 +48,7 @@ std::string thisHost() {
 
 LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                          std::chrono::milliseconds timeout)
-    : Backend(rank, size), timeout_(timeout) {
+    : Backend(rank, size), timeout_(timeout), monitored_(store, "", rank, size) {
   // Loom's deadline for every wait of this group comes from
   // init_process_group(timeout=...) / new_group(timeout=...), unless the user
   // set LOOM_TIMEOUT (seconds) themselves. Per communicator: other groups and
@@ -95,8 +95,9 @@ LoomBackend::LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
   start(made);
 }
 
-LoomBackend::LoomBackend(loomComm_t comm, int rank, int size, std::chrono::milliseconds timeout)
-    : Backend(rank, size), timeout_(timeout) {
+LoomBackend::LoomBackend(loomComm_t comm, int rank, int size, std::chrono::milliseconds timeout,
+                         MonitoredBarrier barrier)
+    : Backend(rank, size), timeout_(timeout), monitored_(std::move(barrier)) {
   start(comm);
 }
 
@@ -124,9 +125,9 @@ void LoomBackend::start(loomComm_t comm) {
 
 LoomBackend::~LoomBackend() { shutdown(); }
 
-c10::intrusive_ptr<c10d::Backend> LoomBackend::split(
-    const c10::intrusive_ptr<c10d::Store>& /*store*/, const std::vector<int>& ranks,
-    const c10::intrusive_ptr<Options>& /*opts*/) {
+c10::intrusive_ptr<c10d::Backend> LoomBackend::split(const c10::intrusive_ptr<c10d::Store>& store,
+                                                     const std::vector<int>& ranks,
+                                                     const c10::intrusive_ptr<Options>& /*opts*/) {
   if (coalescing_) refuse("split_group inside a coalescing block");
   if (ranks.empty()) refuse("split_group with an empty group");
   const auto mine = std::find(ranks.begin(), ranks.end(), getRank());
@@ -140,7 +141,10 @@ c10::intrusive_ptr<c10d::Backend> LoomBackend::split(
     check(loomCommSplit(comm_, color, key, &child), "split_group");
   })->wait();
   if (child == nullptr) return {};
-  return c10::make_intrusive<LoomBackend>(child, key, static_cast<int>(ranks.size()), timeout_);
+  const int size = static_cast<int>(ranks.size());
+  // torch hands the new group a store of its own.
+  return c10::make_intrusive<LoomBackend>(child, key, size, timeout_,
+                                          MonitoredBarrier(store, "", key, size));
 }
 
 c10::intrusive_ptr<c10d::Backend> LoomBackend::shrink(const std::vector<int64_t>& ranksToExclude,
@@ -163,7 +167,11 @@ c10::intrusive_ptr<c10d::Backend> LoomBackend::shrink(const std::vector<int64_t>
   int size = 0;
   check(loomCommUserRank(child, &rank), "shrink_group");
   check(loomCommCount(child, &size), "shrink_group");
-  return c10::make_intrusive<LoomBackend>(child, rank, size, timeout_);
+  // Every survivor shrinks this group the same number of times: the count
+  // names the shrunk group's keys alike on all of them.
+  return c10::make_intrusive<LoomBackend>(
+      child, rank, size, timeout_,
+      monitored_.derived("shrink" + std::to_string(shrinks_++), rank, size));
 }
 
 void LoomBackend::shutdown() {
@@ -675,10 +683,11 @@ c10::intrusive_ptr<c10d::Work> LoomBackend::barrier(const c10d::BarrierOptions& 
   });
 }
 
-void LoomBackend::monitoredBarrier(const c10d::BarrierOptions& opts, bool /*waitAllRanks*/) {
-  c10d::BarrierOptions blocking = opts;
-  blocking.asyncOp = false;
-  barrier(blocking)->wait();
+void LoomBackend::monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) {
+  if (coalescing_) refuse("monitored_barrier inside a coalescing block");
+  // After this rank's calls so far, as any call of the group.
+  launch(c10d::OpType::BARRIER, {}, false, [] {})->wait();
+  monitored_.pass(opts.timeout.count() >= 0 ? opts.timeout : timeout_, waitAllRanks);
 }
 
 void LoomBackend::startCoalescing() {

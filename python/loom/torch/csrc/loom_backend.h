@@ -25,6 +25,7 @@
 
 #include "loom/loom.h"
 #include "loom_work.h"
+#include "monitored_barrier.h"
 #include "p2p_batch.h"
 #include "work_queue.h"
 
@@ -34,8 +35,10 @@ class LoomBackend : public c10d::Backend {
  public:
   LoomBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
               std::chrono::milliseconds timeout);
-  /// Takes over `comm`, already created (a split of another group's).
-  LoomBackend(loomComm_t comm, int rank, int size, std::chrono::milliseconds timeout);
+  /// Takes over `comm`, already created (a split or shrink of another
+  /// group's); `barrier` is how its monitored_barrier reaches the store.
+  LoomBackend(loomComm_t comm, int rank, int size, std::chrono::milliseconds timeout,
+              MonitoredBarrier barrier);
   ~LoomBackend() override;
 
   const std::string getBackendName() const override { return "loom"; }
@@ -177,6 +180,8 @@ class LoomBackend : public c10d::Backend {
   std::map<int64_t, std::pair<loomErrorFeedback_t, int64_t>> feedback_;
   bool coalescing_ = false;
   std::vector<at::Tensor> coalesced_;  // what endCoalescing's Work reports
+  MonitoredBarrier monitored_;
+  int shrinks_ = 0;  // names each shrunk group's keys on this group's store
 };
 
 }  // namespace loom::torch_backend
