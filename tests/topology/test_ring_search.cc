@@ -190,20 +190,24 @@ TEST(RingSearch, FullMeshCarriesOneRingPerLinkOutOfEachGpu) {
 // One channel of Loom's kernel path moves about 9.35 GB/s (one thread block;
 // tuner::kKernelChannelGBps) whatever the link. Each link then holds as many
 // channels as fit at that speed, and the search adds rings while their total
-// grows: on an NVSwitch box up to its limit of 16 (450 GB/s would take 48),
-// on a PCIe gen4 x16 route three (31.5 / 9.35). Without the cap the same
-// machines get one ring each, at the links' own speed.
+// grows: on an NVSwitch box (8-GPU H100, 16-GPU DGX-2) up to its limit of 16
+// (450 GB/s would take 48), on a PCIe gen4 x16 route three (31.5 / 9.35).
+// Without the cap the same machines get one ring each, at the links' own
+// speed.
 TEST(RingSearch, ChannelCapAddsRingsUpToWhatTheLinksHold) {
   HopOptions capped;
   capped.channelBandwidth = 9.35;
-  {
-    const Topology t = loadTopologyFile(referenceFile("dgx-h100.xml"));
+  // The 16-GPU DGX-2 (two baseboards of NVSwitches) as the 8-GPU H100 box.
+  const std::vector<std::pair<const char*, double>> switched = {{"dgx-h100.xml", 450.0},
+                                                                {"dgx2-v100.xml", 150.0}};
+  for (const auto& [file, links] : switched) {
+    const Topology t = loadTopologyFile(referenceFile(file));
     const auto free = searchRings(RankGraph(t, defaultRankNodes(t)));
-    ASSERT_EQ(free.size(), 1u);
-    EXPECT_DOUBLE_EQ(free[0].bandwidth, 450.0);
+    ASSERT_EQ(free.size(), 1u) << file;
+    EXPECT_DOUBLE_EQ(free[0].bandwidth, links) << file;
     const RankGraph g(t, defaultRankNodes(t), capped);
     const auto rings = searchRings(g);
-    EXPECT_EQ(rings.size(), 16u);
+    EXPECT_EQ(rings.size(), 16u) << file;
     for (const Ring& r : rings) EXPECT_DOUBLE_EQ(r.bandwidth, 9.35);
     expectWithinCapacity(g, rings);
   }
@@ -274,6 +278,7 @@ TEST_P(ReferenceRings, AreValidAndOptimal) {
 INSTANTIATE_TEST_SUITE_P(Files, ReferenceRings,
                          ::testing::Values(Reference{"dgx1-v100.xml", 2, PathClass::NVL},
                                            Reference{"dgx-h100.xml", 1, PathClass::NVL},
+                                           Reference{"dgx2-v100.xml", 1, PathClass::NVL},
                                            Reference{"pcie-4gpu-2socket.xml", 1, PathClass::SYS},
                                            // NVLink-only rings, though the
                                            // PCIe hops are nominally wider.

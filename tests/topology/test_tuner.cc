@@ -96,7 +96,7 @@ INSTANTIATE_TEST_SUITE_P(Files, TunerAgreement,
                                            Case{"pcie-4gpu-2socket.xml", 0},
                                            Case{"pcie-4gpu-nvlink-bridges.xml", 0},
                                            Case{"pcie-8gpu-2socket.xml", 0},
-                                           Case{"cpu-2socket.xml", 8},
+                                           Case{"dgx2-v100.xml", 0}, Case{"cpu-2socket.xml", 8},
                                            Case{"cluster-16x-h100.xml", 32}));
 
 TEST(Tuner, InCodeTopologiesAgreeToo) {
