@@ -399,6 +399,15 @@ class BootstrapClient final : public Bootstrap {
   }
 
   [[noreturn]] void serverClosed() const {
+    // The host rank said it was leaving (destroyed or aborted its communicator,
+    // often because of another rank's failure): it did not die, and the call
+    // still waiting here cannot complete without it.
+    if (hostRank_ >= 0 && serverClosing_) {
+      raise(ErrorCode::RemoteError,
+            "rank {} left this communicator (destroyed or aborted it), and its process, which ran "
+            "the bootstrap server {}, has ended; rank {} still needed the communicator",
+            hostRank_, server_, rank_);
+    }
     if (hostRank_ >= 0) {
       raise(ErrorCode::RemoteError,
             "rank {} died or exited: its process ran the bootstrap server {}, which closed its "

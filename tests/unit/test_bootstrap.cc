@@ -522,6 +522,29 @@ TEST(BootstrapLiveness, ServerExitNamesTheRankWhoseProcessRanIt) {
   EXPECT_NE(error.find("rank 0 died or exited"), std::string::npos) << error;
 }
 
+// Rank 0 announced it was leaving (its communicator destroyed, often after
+// another rank failed) before its process ended: a later call says it left,
+// not that it died.
+TEST(BootstrapLiveness, ServerExitAfterTheHostLeftSaysItLeft) {
+  auto server = std::make_unique<FakeServer>();
+  std::unique_ptr<Bootstrap> boot;
+  std::thread joiner([&] { boot = Bootstrap::join(server->id(), 1, 2, Deadline::after(5s)); });
+  server->acceptAndWelcome({}, 0);
+  joiner.join();
+  ASSERT_NE(boot, nullptr);
+  server->send(rendezvous::frame(rendezvous::FrameKind::Closing, ""));
+  server.reset();
+  EXPECT_EQ(pollPeers(*boot, 200ms).first, "");
+  try {
+    boot->barrier(Deadline::after(5s));
+    ADD_FAILURE() << "barrier without a server succeeded";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 0 left this communicator"), std::string::npos) << what;
+    EXPECT_EQ(what.find("died"), std::string::npos) << what;
+  }
+}
+
 uint16_t unusedPort() {
   Socket sock = listenTcp("127.0.0.1", 0);
   return SocketAddress::local(sock.fd()).port();  // closed on return: nobody listens
