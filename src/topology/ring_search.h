@@ -139,7 +139,7 @@ inline constexpr int kMostRings = 16;
 
 struct RingSearchOptions {
   int maxRings = kMostRings;  ///< channels to look for at most (>= 1)
-  int exactLimit = 9;  ///< ranks per host up to which the search is exhaustive
+  int exactLimit = 9;         ///< ranks per host up to which the search is exhaustive
 };
 
 /// Rings for the ranks of `graph`, best first; at least one. Every ring visits
