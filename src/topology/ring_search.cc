@@ -76,6 +76,7 @@ RankGraph::RankGraph(const Topology& topology, std::vector<int> rankNodes, HopOp
   buildHosts();
   buildLegs(options);
   buildHops(options);
+  capChannels(options.channelBandwidth);
 }
 
 void RankGraph::buildHosts() {
@@ -145,8 +146,6 @@ void RankGraph::buildLegs(const HopOptions& options) {
       if (isCpu(t, node)) {
         exit.bandwidth = std::min(exit.bandwidth, options.memoryCopyBandwidth);
         entry.bandwidth = std::min(entry.bandwidth, options.memoryCopyBandwidth);
-      } else {
-        exit.channelBandwidth = entry.channelBandwidth = options.channelBandwidth;
       }
     }
   }
@@ -185,8 +184,6 @@ void RankGraph::buildHops(const HopOptions& options) {
         h.bandwidth = p.bandwidth;
         if (isCpu(t, rankNodes_[a]) || isCpu(t, rankNodes_[b])) {
           h.bandwidth = std::min(h.bandwidth, options.memoryCopyBandwidth);
-        } else {
-          h.channelBandwidth = options.channelBandwidth;
         }
         h.latency += p.latency;
         h.cls = p.cls;
@@ -203,12 +200,23 @@ void RankGraph::buildHops(const HopOptions& options) {
       h.cls = PathClass::NET;
       h.latency = exit.latency + entry.latency + options.messageLatency;
       h.bandwidth = std::min(exit.bandwidth, entry.bandwidth);
-      // A GPU's channel to another island is still one thread block's work.
-      if (!isCpu(t, rankNodes_[a]) && !isCpu(t, rankNodes_[b])) {
-        h.channelBandwidth = options.channelBandwidth;
-      }
       h.arcs = exit.arcs;
       h.arcs.insert(h.arcs.end(), entry.arcs.begin(), entry.arcs.end());
+    }
+  }
+}
+
+// A channel between GPUs is one thread block's work, inside an island or
+// across the network; CPU ranks' hops are memory copies, bounded already.
+void RankGraph::capChannels(double channelBandwidth) {
+  const Topology& t = *topology_;
+  for (int a = 0; a < size(); ++a) {
+    if (isCpu(t, rankNodes_[a])) continue;
+    exitLegs_[a].channelBandwidth = entryLegs_[a].channelBandwidth = channelBandwidth;
+    for (int b = 0; b < size(); ++b) {
+      if (b != a && rankNodes_[b] != rankNodes_[a] && !isCpu(t, rankNodes_[b])) {
+        hops_[index(a, b)].channelBandwidth = channelBandwidth;
+      }
     }
   }
 }

@@ -108,6 +108,7 @@ class RankGraph {
   void buildHosts();
   void buildLegs(const HopOptions& options);
   void buildHops(const HopOptions& options);
+  void capChannels(double channelBandwidth);
 
   const Topology* topology_;
   std::vector<int> rankNodes_;
