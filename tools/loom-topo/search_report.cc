@@ -17,21 +17,30 @@ using namespace loom::topo;
 
 // Node ids without the host prefix when every rank sits on one machine keep
 // lines short: "gpu0 gpu3 ...". An NVLink island of several machines (one
-// RankGraph host) keeps full ids.
-std::string nodeName(const RankGraph& g, int node) {
-  if (node < 0) return "?";
-  const Topology& t = g.topology();
-  const std::string& id = t.nodes[node].id;
-  for (int r = 0; r < g.size(); ++r) {
-    if (t.nodes[g.nodeOf(r)].host != t.nodes[g.nodeOf(0)].host) return id;
+// RankGraph host) keeps full ids. Which of the two is decided once.
+class Names {
+ public:
+  explicit Names(const RankGraph& g) : g_(g) {
+    const auto& nodes = g.topology().nodes;
+    for (int r = 0; r < g.size(); ++r) {
+      short_ = short_ && nodes[g.nodeOf(r)].host == nodes[g.nodeOf(0)].host;
+    }
   }
-  const auto slash = id.rfind('/');
-  return slash == std::string::npos ? id : id.substr(slash + 1);
-}
+  std::string node(int node) const {
+    if (node < 0) return "?";
+    const std::string& id = g_.topology().nodes[node].id;
+    const auto slash = id.rfind('/');
+    return !short_ || slash == std::string::npos ? id : id.substr(slash + 1);
+  }
+  std::string rank(int rank) const { return node(g_.nodeOf(rank)); }
 
-std::string rankName(const RankGraph& g, int rank) { return nodeName(g, g.nodeOf(rank)); }
+ private:
+  const RankGraph& g_;
+  bool short_ = true;
+};
 
-void printRings(std::ostream& out, const RankGraph& g, const std::vector<Ring>& rings) {
+void printRings(std::ostream& out, const RankGraph& g, const Names& names,
+                const std::vector<Ring>& rings) {
   double total = 0;
   for (const Ring& r : rings) total += r.bandwidth;
   out << fmt::format("Rings: {} channel(s), {:.1f} GB/s together\n", rings.size(), total);
@@ -41,7 +50,7 @@ void printRings(std::ostream& out, const RankGraph& g, const std::vector<Ring>& 
                        pathClassName(r.worst));
     for (size_t p = 0; p < r.order.size(); ++p) {
       const int a = r.order[p];
-      out << " " << rankName(g, a);
+      out << " " << names.rank(a);
       if (r.order.size() < 2) continue;
       const int b = r.order[(p + 1) % r.order.size()];
       if (g.hostOf(a) != g.hostOf(b)) {
@@ -56,13 +65,14 @@ void printRings(std::ostream& out, const RankGraph& g, const std::vector<Ring>& 
 }
 
 // The NICs that carry each channel's two trees out of host 0: the heads'.
-void printTreeNics(std::ostream& out, const RankGraph& g, const std::vector<Ring>& rings) {
+void printTreeNics(std::ostream& out, const RankGraph& g, const Names& names,
+                   const std::vector<Ring>& rings) {
   std::set<int> used;
   out << "  NICs of host 0's tree heads, by channel:";
   for (size_t k = 0; k < rings.size(); ++k) {
     const TreeSet trees = searchTrees(g, rings[k].order, loom::tuner::doubleBinaryTreeShape());
     const int nics[2] = {g.nicOf(trees.chains[0][0].front()), g.nicOf(trees.chains[1][0].front())};
-    out << fmt::format(" {}:{}+{}", k, nodeName(g, nics[0]), nodeName(g, nics[1]));
+    out << fmt::format(" {}:{}+{}", k, names.node(nics[0]), names.node(nics[1]));
     used.insert(nics, nics + 2);
   }
   const std::vector<int> island = nvlinkIslands(g.topology());
@@ -73,17 +83,18 @@ void printTreeNics(std::ostream& out, const RankGraph& g, const std::vector<Ring
   out << fmt::format(" ({} of the host's {} NICs)\n", used.size(), onHost);
 }
 
-void printTrees(std::ostream& out, const RankGraph& g, const std::vector<Ring>& rings) {
+void printTrees(std::ostream& out, const RankGraph& g, const Names& names,
+                const std::vector<Ring>& rings) {
   const TreeSet trees = searchTrees(g, rings.front().order, loom::tuner::doubleBinaryTreeShape());
   out << "Trees: double binary tree over hosts, chain inside each host (channel 0; tree 1 "
          "walks each chain backwards)\n";
   for (size_t h = 0; h < trees.chains[0].size(); ++h) {
     out << fmt::format("  host {} chain:", h);
-    for (int r : trees.chains[0][h]) out << " " << rankName(g, r);
+    for (int r : trees.chains[0][h]) out << " " << names.rank(r);
     out << "\n";
   }
   for (int t = 0; t < 2; ++t) {
-    out << fmt::format("  tree {} (root {}, depth {}):", t, rankName(g, trees.root(t)),
+    out << fmt::format("  tree {} (root {}, depth {}):", t, names.rank(trees.root(t)),
                        trees.depth(t));
     for (size_t h = 0; h < trees.hostTrees[t].size(); ++h) {
       const BinaryTreeLinks& l = trees.hostTrees[t][h];
@@ -97,7 +108,7 @@ void printTrees(std::ostream& out, const RankGraph& g, const std::vector<Ring>& 
     if (trees.hostTrees[t].size() < 2) out << " the chain";
     out << "\n";
   }
-  if (g.hostCount() > 1) printTreeNics(out, g, rings);
+  if (g.hostCount() > 1) printTreeNics(out, g, names, rings);
 }
 
 }  // namespace
@@ -106,8 +117,9 @@ void printSearch(std::ostream& out, const Topology& topology) {
   const RankGraph g(topology, defaultRankNodes(topology), loom::tuner::loomHopOptions());
   const std::vector<Ring> rings = searchRings(g);
   out << fmt::format("Ranks: {} on {} host(s)\n", g.size(), g.hostCount());
-  printRings(out, g, rings);
-  printTrees(out, g, rings);
+  const Names names(g);
+  printRings(out, g, names, rings);
+  printTrees(out, g, names, rings);
 }
 
 }  // namespace loomtopo
