@@ -213,6 +213,10 @@ typedef struct {
   uint64_t lastCallBytesSent;     ///< the same, for the last completed call
   uint64_t compressedCalls;       ///< calls that ran with a compression kind other than none
   uint64_t compressedInputBytes;  ///< input bytes those calls covered, before encoding
+  /// Host exchanges Loom made among ranks for its own decisions (device paths
+  /// agreeing on a path, trading FIFO addresses, growing scratch): a device
+  /// collective in steady state makes none (docs/cuda.md, "Decided once").
+  uint64_t agreements;
 } loomCommStats;
 
 /// Copies the counters (docs/compression.md, "Wire bytes"). "Sent" means

@@ -463,6 +463,7 @@ loomResult_t loomCommGetStats(const loomComm_t comm, loomCommStats* stats) {
     out.lastCallBytesSent = s.lastCallBytesSent.load(std::memory_order_relaxed);
     out.compressedCalls = s.compressedCalls.load(std::memory_order_relaxed);
     out.compressedInputBytes = s.compressedInputBytes.load(std::memory_order_relaxed);
+    out.agreements = s.agreements.load(std::memory_order_relaxed);
     *stats = out;
   });
 }

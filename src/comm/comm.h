@@ -49,6 +49,7 @@ struct CommStats {
   std::atomic<uint64_t> lastCallBytesSent{0};  // set when a call completes
   std::atomic<uint64_t> compressedCalls{0};
   std::atomic<uint64_t> compressedInputBytes{0};
+  std::atomic<uint64_t> agreements{0};  // host exchanges of Loom's own (exchange_values.h)
   void addSent(uint64_t bytes) { bytesSent.fetch_add(bytes, std::memory_order_relaxed); }
 };
 }  // namespace loom
@@ -144,6 +145,10 @@ struct loomComm {
   /// Whether every rank could run the plan-walking kernel when the
   /// communicator was made (prepareDeviceWalk); -1 off the kernel path.
   int deviceWalkCapable = -1;
+  /// Whether some ranks are threads of one process, whose kernels can wait
+  /// behind each other depending on the streams of each call: their device
+  /// calls agree on a path call by call (prepareDeviceWalk; device_walk.h).
+  bool deviceCallsAgree = false;
   /// Whether CUDA is loaded, answered per call without a system call; a cache,
   /// so validating a call (on a const communicator) may refresh it.
   mutable loom::device::DriverWatch driverWatch;

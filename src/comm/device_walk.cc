@@ -22,14 +22,14 @@ namespace {
 
 using device::CopyKind;
 
-/// What a rank says before a call: whether it can walk on the device.
+/// What a rank says before a call when some ranks share a process: whether
+/// it can walk on the device, and on which stream.
 struct Offer {
   int32_t usable = 0;
   int32_t device = -1;
-  uint64_t stream = 0;        // ranks of one process must not share one
-  int32_t failed = 0;         // this rank's previous walk failed
-  int32_t streamQueues = 0;   // this process's hardware queues per device (streamQueues())
-  uint64_t codecScratch = 0;  // device scratch this rank's compressed calls need
+  uint64_t stream = 0;       // ranks of one process must not share one
+  int32_t failed = 0;        // this rank's previous walk failed
+  int32_t streamQueues = 0;  // this process's hardware queues per device (streamQueues())
 };
 
 /// Collectives one launch walks at most, where the group and the element
@@ -54,7 +54,6 @@ Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
         op.stream != ops.front().stream || deviceOf(op) != device) {
       return offer;
     }
-    offer.codecScratch = std::max<uint64_t>(offer.codecScratch, compressedScratchBytes(comm, op));
   }
   offer.usable = 1;
   offer.device = device;
@@ -279,16 +278,18 @@ size_t stepCount(const RankPlan& plan) {
   return steps;
 }
 
-/// Walks a group of collectives in as few launches as its element types and
-/// the program slots allow: consecutive calls of one type share a launch,
-/// which walks them one after another on every channel. Peers may cut the
-/// same group differently (their plans differ in size); the messages on each
-/// connection come in the same order either way. A compressed call is a
-/// sequence of its own (codec kernels and byte walks) between launches.
+/// Walks a group of collectives in as few launches as its element types,
+/// streams and the program slots allow: consecutive calls of one type on one
+/// stream share a launch, which walks them one after another on every
+/// channel. Peers may cut the same group differently (their plans differ in
+/// size); the messages on each connection come in the same order either way,
+/// since each launch waits for the one before (launchWalk). A compressed call
+/// is a sequence of its own (codec kernels and byte walks) between launches.
 void walkCollectives(Comm& comm, DeviceWalkState& state, std::span<const Operation> ops) {
   std::vector<std::shared_ptr<const RankPlan>> plans;
   std::vector<walk::WalkPart> parts;
   walk::WalkLaunch launch;
+  void* stream = nullptr;
   size_t steps = 0;
   auto flush = [&] {
     if (parts.empty()) return;
@@ -297,7 +298,7 @@ void walkCollectives(Comm& comm, DeviceWalkState& state, std::span<const Operati
       LOOM_INFO("rank {}: a group's collectives walk {} in one launch (the first such launch)",
                 comm.rank, parts.size());
     }
-    launchWalk(comm, state, parts, launch, ops.front().stream);
+    launchWalk(comm, state, parts, launch, stream);
     parts.clear();
     plans.clear();
     steps = 0;
@@ -319,8 +320,12 @@ void walkCollectives(Comm& comm, DeviceWalkState& state, std::span<const Operati
     const size_t fused =
         walk::programBytesBound(state.geometry.channels, static_cast<size_t>(comm.nranks),
                                 steps + planSteps, parts.size() + 1);
-    if (!parts.empty() && (op.type != launch.type || fused > state.programCapacity)) flush();
+    if (!parts.empty() &&
+        (op.type != launch.type || op.stream != stream || fused > state.programCapacity)) {
+      flush();
+    }
     launch.type = op.type;
+    stream = op.stream;
     walk::WalkPart part;
     part.plan = plan.get();
     part.op = op.op;
@@ -466,25 +471,15 @@ DeviceWalkState::~DeviceWalkState() {
   if (abortWord != nullptr) rt.freeHost(abortWord);
 }
 
-DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
-  if (ops.empty() || comm.config.cudaPath != CudaPath::Kernel) return {};
-  // A send/recv group involves only some ranks: its pairs agree among
-  // themselves. A group with a collective involves every rank, and
-  // LOOM_CUDA_PATH is part of the configuration they all agreed on, so all
-  // reach the agreements below together (a group that also holds send/recv
-  // on some ranks offers nothing and is staged everywhere).
-  if (!hasCollective(ops)) return walkPointToPoint(comm, ops);
-  if (!possible(comm)) return {};
-  // Every rank makes the group's collectives; only some may add send/recv.
-  // The collectives are agreed by all, then the send/recv by their pairs.
-  std::vector<Operation> collectives;
-  std::vector<Operation> pointToPoint;
-  for (const Operation& op : ops) {
-    (isPointToPoint(op) ? pointToPoint : collectives).push_back(op);
-  }
-  // Read once: what the offer says and what this rank reports must agree.
-  const std::string failure =
-      comm.deviceWalk != nullptr ? finishedWalkFailure(*comm.deviceWalk) : std::string();
+namespace {
+
+/// Whether a group's collectives walk, agreed with every rank (some ranks are
+/// threads of one process: whether their kernels could wait behind each other
+/// depends on each call's streams). Rebuilds the state on every rank when the
+/// ranks' devices moved. Throws RemoteError on every rank when any rank's
+/// previous walk failed.
+bool agreeWithEveryRank(Comm& comm, std::span<const Operation> collectives,
+                        const std::string& failure) {
   Offer mine = offerFor(comm, collectives);
   mine.failed = failure.empty() ? 0 : 1;
   const std::vector<Offer> offers = allGatherValue(comm, mine);
@@ -501,7 +496,7 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
           comm.rank, fmt::join(failed, ", "), failure.empty() ? "" : ": " + failure);
   }
   const RankDevices where = devicesOf(offers);
-  if (!agreed(comm, offers, where)) return {};
+  if (!agreed(comm, offers, where)) return false;
   const device::DeviceScope scope(where.devices[static_cast<size_t>(comm.rank)]);
   // Every rank sees the same offers, so all rebuild (or keep) their state
   // together. The swap is guarded for pollDeviceWalk; building and freeing,
@@ -514,13 +509,73 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
     }
   }
   if (comm.deviceWalk == nullptr) {
-    std::unique_ptr<DeviceWalkState> fresh = createState(comm, where, ops.front().stream);
+    std::unique_ptr<DeviceWalkState> fresh = createState(comm, where, collectives.front().stream);
     const std::lock_guard<std::mutex> lock(comm.deviceWalkMutex);
     comm.deviceWalk = std::move(fresh);
   }
-  // Every rank grows the codec scratch to the largest need offered, together.
-  uint64_t codecScratch = 0;
-  for (const Offer& o : offers) codecScratch = std::max(codecScratch, o.codecScratch);
+  return true;
+}
+
+/// Whether a group's collectives walk, decided by this rank alone (every rank
+/// in a process of its own): from the call, whose kind of buffers, counts and
+/// codecs every rank shares, and from the devices all ranks named when the
+/// communicator was made. So all ranks decide alike without a word, and a
+/// steady-state call makes no exchange at all. A rank whose previous walk
+/// failed throws RemoteError; its peers' walks that wait for it stop at their
+/// deadline and report it (loomCommGetAsyncError, their next call).
+bool decideAlone(Comm& comm, std::span<const Operation> collectives, const std::string& failure) {
+  if (comm.deviceWalk == nullptr) return false;  // made at creation wherever possible(comm)
+  if (!failure.empty()) {
+    comm.asyncError.store(loomRemoteError);
+    raise(ErrorCode::RemoteError, "rank {}: its device collectives failed earlier: {}", comm.rank,
+          failure);
+  }
+  const int device = comm.deviceWalk->device;
+  for (const Operation& op : collectives) {
+    // A group that also holds collectives on host buffers is staged whole.
+    if (!op.onDevice || (op.codec.kind != CodecKind::None && !walksCompressed(comm, op))) {
+      return false;
+    }
+    if (deviceOf(op) != device) {
+      raise(ErrorCode::InvalidUsage,
+            "rank {}: the buffers of this {} are on device {}, but the communicator runs its "
+            "device collectives on device {}, the current device when it was made (set the "
+            "device before creating the communicator, as with NCCL)",
+            comm.rank, toString(op.collective), deviceOf(op), device);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
+  if (ops.empty() || comm.config.cudaPath != CudaPath::Kernel) return {};
+  // A send/recv group involves only some ranks: its pairs agree among
+  // themselves. A group with a collective involves every rank, and
+  // LOOM_CUDA_PATH is part of the configuration they all agreed on, so all
+  // reach the decision below together (a group that also holds send/recv
+  // on some ranks walks its collectives, then its pairs as they agree).
+  if (!hasCollective(ops)) return walkPointToPoint(comm, ops);
+  if (!possible(comm)) return {};
+  // Every rank makes the group's collectives; only some may add send/recv.
+  std::vector<Operation> collectives;
+  std::vector<Operation> pointToPoint;
+  for (const Operation& op : ops) {
+    (isPointToPoint(op) ? pointToPoint : collectives).push_back(op);
+  }
+  // Read once: what the decision says and what this rank reports must agree.
+  const std::string failure =
+      comm.deviceWalk != nullptr ? finishedWalkFailure(*comm.deviceWalk) : std::string();
+  const bool walks = comm.deviceCallsAgree ? agreeWithEveryRank(comm, collectives, failure)
+                                           : decideAlone(comm, collectives, failure);
+  if (!walks) return {};
+  const device::DeviceScope scope(comm.deviceWalk->device);
+  // Every rank grows the codec scratch to the same size, together.
+  size_t codecScratch = 0;
+  for (const Operation& op : collectives) {
+    codecScratch = std::max(codecScratch, compressedScratchBytes(comm, op));
+  }
   growCodecScratch(comm, *comm.deviceWalk, codecScratch);
   // The pairs agree over the links before any launch: a walk's proxy may
   // be using them until the next call.
@@ -544,6 +599,10 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
 
 void prepareDeviceWalk(Comm& comm) {
   if (comm.config.cudaPath != CudaPath::Kernel) return;
+  for (int p = 0; p < comm.nranks && !comm.deviceCallsAgree; ++p) {
+    for (int q = 0; q < p && !comm.deviceCallsAgree; ++q)
+      comm.deviceCallsAgree = sameProcess(comm, p, q);
+  }
   /// Whether a rank can walk now, and on which device (the current one).
   struct Ready {
     int32_t usable = 0;

@@ -5,8 +5,8 @@
 // memory (pointers within a process, CUDA IPC mappings across processes);
 // peers on other hosts, and peers of this host whose device memory is out of
 // reach, through pinned host mailboxes that a proxy thread moves over the
-// communicator's links. The call returns once the kernel is enqueued. Opt-in with
-// LOOM_CUDA_PATH=kernel until it has run on a GPU (docs/cuda.md).
+// communicator's links. The call returns once the kernel is enqueued. The
+// default device path (LOOM_CUDA_PATH=kernel; docs/cuda.md).
 #pragma once
 
 #include <mutex>
@@ -101,22 +101,25 @@ struct DeviceWalkOutcome {
 };
 
 /// Runs `ops` with the device plan walker, or leaves them (having run
-/// nothing) when they must take another path: not asked for, no
-/// kernels, host buffers, compression, a group whose collectives are on
-/// several streams or devices, or two ranks of one process on one stream
-/// (their kernels would queue behind each other and never meet). Decided
-/// together with every peer, so all ranks agree; a group's send/recv calls
-/// beside walking collectives are agreed pair by pair, as below. For a
-/// collective, throws RemoteError on every rank when any rank's previous walk
-/// failed (a peer never came, or the communicator was aborted).
+/// nothing) when they must take another path: not asked for, no kernels, a
+/// group with collectives on host buffers, a compressed form the kernels do
+/// not run. Where every rank has a process of its own, each rank decides
+/// alone from the call and from the devices named at creation, the same way
+/// on every rank (no exchange per call); buffers on another device than that
+/// one are refused (InvalidUsage). Where some ranks share a process, the
+/// ranks agree per call, since two of them on one stream (or the legacy
+/// default stream beside another) would queue behind each other: such calls
+/// are staged. For a collective, throws RemoteError when this rank's previous
+/// walk failed (on every rank, where they agree per call).
 /// A send/recv group may be split: the pairs whose both ends can walk are
 /// walked, the others go to another path, and pairs with an end whose
 /// kernel path failed earlier run nowhere and are reported.
 DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops);
 
-/// With LOOM_CUDA_PATH=kernel, makes the walker's FIFOs on every rank's
-/// current device at communicator creation (collective), so that send/recv
-/// groups can walk before any collective ran; does nothing when a rank has
+/// With LOOM_CUDA_PATH=kernel, decides at communicator creation (collective)
+/// whether its device calls can walk and whether they agree per call, and
+/// makes the walker's FIFOs on every rank's current device, so that send/recv
+/// groups can walk before any collective ran; makes nothing when a rank has
 /// no CUDA loaded or cannot walk.
 void prepareDeviceWalk(Comm& comm);
 

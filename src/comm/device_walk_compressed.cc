@@ -48,14 +48,15 @@ int wrap(int i, int n) { return ((i % n) + n) % n; }
 
 /// Whether the ring needs its fp32 contribution made in scratch: the input
 /// is another type, or error feedback adds the residual to it.
-bool ringNeedsContribution(const Operation& op) {
-  return op.type != DataType::Float32 || op.feedback != nullptr;
+bool ringNeedsContribution(const Operation& op, bool feedback) {
+  return op.type != DataType::Float32 || feedback;
 }
 
 /// The host path's layout (compressed_collectives.cc): all-reduce cuts the
 /// tensor into near-equal chunks (or, by sparse all-gather, keeps it whole);
-/// reduce-scatter and all-gather use the C API's blocks of `count`.
-ScratchLayout scratchFor(const Comm& comm, const Codec& codec, const Operation& op) {
+/// reduce-scatter and all-gather use the C API's blocks of `count`. With
+/// `feedback`, room for error feedback whether or not `op` keeps it.
+ScratchLayout scratchFor(const Comm& comm, const Codec& codec, const Operation& op, bool feedback) {
   const auto n = static_cast<size_t>(comm.nranks);
   ScratchLayout s;
   s.algorithm = op.collective == Collective::AllGather ? CompressedAlgorithm::TwoShot
@@ -74,10 +75,10 @@ ScratchLayout scratchFor(const Comm& comm, const Codec& codec, const Operation& 
   s.incoming = blocks;
   s.sum = 2 * blocks;
   s.work = roundUp(s.sum + piece * sizeof(float), 256);
-  s.statuses = s.work + deviceCodecWorkBytes(op.codec, piece, op.feedback != nullptr);
+  s.statuses = s.work + deviceCodecWorkBytes(op.codec, piece, feedback);
   s.statusSlots = 2 * n;
   s.bytes = s.statuses + s.statusSlots * sizeof(int);
-  if (s.algorithm == CompressedAlgorithm::Ring && ringNeedsContribution(op)) {
+  if (s.algorithm == CompressedAlgorithm::Ring && ringNeedsContribution(op, feedback)) {
     const size_t tensor = roundUp(s.chunks.total * sizeof(float), 256);
     s.contribution = roundUp(s.bytes, 256);
     s.spare = s.contribution + tensor;
@@ -178,7 +179,7 @@ const float* ringContribution(Comm& comm, DeviceWalkState& state, DeviceCodec& c
                               const Operation& op, const ScratchLayout& s, uint64_t counter,
                               void* stream) {
   const compressed::Layout& l = s.chunks;
-  if (!ringNeedsContribution(op)) return static_cast<const float*>(op.send);
+  if (!ringNeedsContribution(op, op.feedback != nullptr)) return static_cast<const float*>(op.send);
   float* residual = residualFor(comm, state, op, stream);
   const device::DeviceRuntime& rt = device::deviceRuntime();
   auto* contribution = reinterpret_cast<float*>(state.codecScratch + s.contribution);
@@ -329,7 +330,7 @@ bool walksCompressed(const Comm& comm, const Operation& op) {
 
 size_t compressedScratchBytes(const Comm& comm, const Operation& op) {
   if (op.codec.kind == CodecKind::None || op.count == 0) return 0;
-  return scratchFor(comm, *makeCodec(op.codec), op).bytes;
+  return scratchFor(comm, *makeCodec(op.codec), op, /*feedback=*/true).bytes;
 }
 
 void growCodecScratch(Comm& comm, DeviceWalkState& state, size_t bytes) {
@@ -367,7 +368,7 @@ void walkCompressed(Comm& comm, DeviceWalkState& state, const Operation& op, voi
   if (op.count == 0) return;
   const uint64_t counter = compressed::takeCounters(comm);
   const auto hostCodec = makeCodec(op.codec);
-  const ScratchLayout s = scratchFor(comm, *hostCodec, op);
+  const ScratchLayout s = scratchFor(comm, *hostCodec, op, op.feedback != nullptr);
   if (s.bytes > state.codecScratchBytes) {
     raise(ErrorCode::InternalError, "compressed call needs {} B of scratch, {} B were agreed",
           s.bytes, state.codecScratchBytes);

@@ -22,11 +22,13 @@ namespace loom {
 /// staged path. The same answer on every rank.
 bool walksCompressed(const Comm& comm, const Operation& op);
 
-/// Device scratch `op` needs (0 for an uncompressed call).
+/// Device scratch `op` needs at most (0 for an uncompressed call): as if it
+/// kept error feedback, which only some ranks might, so that every rank
+/// answers alike from the call's shared arguments.
 size_t compressedScratchBytes(const Comm& comm, const Operation& op);
 
 /// Grows `state`'s codec scratch to `bytes` when it is smaller. Every rank
-/// calls it with the same `bytes` (agreed in the offers), at the same call,
+/// calls it with the same `bytes` (compressedScratchBytes), at the same call,
 /// before any launch of that call: allocating while a peer's walk waits for
 /// this rank's would keep them from overlapping (see createState).
 void growCodecScratch(Comm& comm, DeviceWalkState& state, size_t bytes);

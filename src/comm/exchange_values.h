@@ -1,12 +1,15 @@
 // Small fixed-size values from every rank, or from a few peers, over the
 // communicator's own links: how the device paths agree on a path and trade
-// pointers, events and IPC handles before they touch the GPU.
+// pointers, events and IPC handles before they touch the GPU. Each exchange
+// counts in loomCommStats::agreements, so tests can hold the steady state of
+// a device path to none.
 #pragma once
 
 #include <span>
 #include <type_traits>
 #include <vector>
 
+#include "comm/comm.h"
 #include "comm/operation.h"
 
 namespace loom {
@@ -23,6 +26,7 @@ std::vector<T> allGatherValue(Comm& comm, const T& mine) {
   op.count = sizeof(T);
   op.type = DataType::Uint8;
   op.internal = true;
+  comm.stats.agreements.fetch_add(1, std::memory_order_relaxed);
   runCollective(comm, op);
   return all;
 }
@@ -52,6 +56,7 @@ std::vector<T> exchangeWithPeers(Comm& comm, std::span<const int> peers, std::sp
   std::vector<const Operation*> pointers;
   pointers.reserve(ops.size());
   for (const Operation& op : ops) pointers.push_back(&op);
+  comm.stats.agreements.fetch_add(1, std::memory_order_relaxed);
   runPointToPoint(comm, pointers);
   return theirs;
 }

@@ -263,12 +263,14 @@ void recordCall(Comm& comm, std::span<const Operation> ops, uint64_t sent) {
 
 namespace {
 
+bool onDevice(const Operation& op) { return op.onDevice; }
+
 /// The paths that need no device walk: direct, staged, host.
 void runOffDevicePaths(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty()) return;
   if (runDeviceDirect(comm, ops)) return;
   waitForStreamOrderedHostBuffers(ops);
-  if (std::any_of(ops.begin(), ops.end(), [](const Operation& op) { return op.onDevice; })) {
+  if (std::any_of(ops.begin(), ops.end(), onDevice)) {
     DeviceStaging staging(comm, ops);
     runHostOperations(comm, staging.hostOps());
     staging.finish();
@@ -276,22 +278,17 @@ void runOffDevicePaths(Comm& comm, std::span<const Operation> ops) {
   }
   runHostOperations(comm, ops);
 }
-
-/// Host buffers, and a communicator whose ranks never agree on device work
-/// (no rank could walk when it was made, and not the direct device path):
-/// nothing to decide, no device probe to pass. A host-only program's calls
-/// all come here; every rank of such a communicator does alike.
-bool plainHostCall(const Comm& comm, std::span<const Operation> ops) {
-  if (comm.deviceWalkCapable == 1 || comm.config.cudaPath == CudaPath::Direct) return false;
-  return std::none_of(ops.begin(), ops.end(),
-                      [](const Operation& op) { return op.onDevice || op.streamOrdered; });
-}
-
 }  // namespace
 
 void runOperations(Comm& comm, std::span<const Operation> ops) {
   if (ops.empty()) return;
-  if (plainHostCall(comm, ops)) {
+  // Classified once, by where the buffers live. A group on host buffers runs
+  // on the host executor and meets no device decision (every rank of a call
+  // passes the same kind of buffers: docs/cuda.md, "Decided once"); only a
+  // proxy of earlier device walks may still be using the links.
+  if (std::none_of(ops.begin(), ops.end(), onDevice)) {
+    quiesceDeviceWalkProxy(comm);
+    waitForStreamOrderedHostBuffers(ops);
     runHostOperations(comm, ops);
     return;
   }

@@ -10,6 +10,7 @@
 #include <loom/loom.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -230,6 +231,14 @@ int main() {
     std::printf("no CUDA device: skipping the two-process device test\n");
     return 77;
   }
+  // One GPU each where there are several (peer access or the proxy between
+  // them), both on one GPU otherwise; chosen before the communicator is made,
+  // which runs its device collectives on the current device (as NCCL).
+  const char* rankText = std::getenv("LOOM_LOCAL_RANK");
+  if (cudaSetDevice((rankText != nullptr ? std::atoi(rankText) : 0) % devices) != cudaSuccess) {
+    std::fprintf(stderr, "cudaSetDevice failed\n");
+    return 1;
+  }
   Rank me{};
   if (loomCommInitFromEnv(&me.comm) != loomSuccess) {
     std::fprintf(stderr, "loomCommInitFromEnv: %s\n", loomGetLastError(nullptr));
@@ -239,9 +248,6 @@ int main() {
   try {
     check(loomCommUserRank(me.comm, &me.rank), "loomCommUserRank");
     check(loomCommCount(me.comm, &me.n), "loomCommCount");
-    // One GPU each where there are several (peer access or the proxy between
-    // them), both on one GPU otherwise.
-    check(cudaSetDevice(me.rank % devices), "cudaSetDevice");
     check(cudaStreamCreateWithFlags(&me.stream, cudaStreamNonBlocking), "cudaStreamCreate");
     Checker checker(me);
     for (loomDataType_t t : kTypes) {
