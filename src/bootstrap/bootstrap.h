@@ -84,8 +84,11 @@ class Bootstrap {
   /// if the server is gone or does not answer by `deadline`.
   virtual ShrinkVerdict agreeToShrink(const ShrinkRequest& request, Deadline deadline) = 0;
   /// Tells the server this rank leaves cleanly (communicator destroyed), so its
-  /// disconnect is not reported to the others as a failure.
-  virtual void leave() = 0;
+  /// disconnect is not reported to the others as a failure. `why`: the first
+  /// error this rank's calls met, or empty; if this process runs the server,
+  /// the others hear it with the news that the server is ending (cut to the
+  /// protocol's bound).
+  virtual void leave(std::string_view why) = 0;
 };
 
 }  // namespace loom

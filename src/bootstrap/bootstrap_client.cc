@@ -268,12 +268,12 @@ class BootstrapClient final : public Bootstrap {
     }
   }
 
-  void leave() override {
+  void leave(std::string_view why) override {
     std::lock_guard lock(mu_);
     if (left_) return;
     left_ = true;
     try {
-      const std::string bye = message(MessageKind::Leave, "");
+      const std::string bye = message(MessageKind::Leave, why.substr(0, kMaxErrorBytes));
       const Deadline deadline = Deadline::after(kLeaveLimit);
       sendAll(sock_.fd(), bye.data(), bye.size(), deadline, abortFlag_, peerName());
       awaitLeft(deadline);
@@ -374,6 +374,7 @@ class BootstrapClient final : public Bootstrap {
   bool absorbNotice(const Frame& frame) {
     if (frame.kind == FrameKind::Closing) {
       serverClosing_ = true;
+      hostLeftAfter_ = frame.payload;  // bounded by the parser
       return true;
     }
     if (frame.kind == FrameKind::Revoked) {
@@ -403,10 +404,12 @@ class BootstrapClient final : public Bootstrap {
     // often because of another rank's failure): it did not die, and the call
     // still waiting here cannot complete without it.
     if (hostRank_ >= 0 && serverClosing_) {
+      const std::string after =
+          hostLeftAfter_.empty() ? "" : fmt::format(" after its call failed ({})", hostLeftAfter_);
       raise(ErrorCode::RemoteError,
-            "rank {} left this communicator (destroyed or aborted it), and its process, which ran "
-            "the bootstrap server {}, has ended; rank {} still needed the communicator",
-            hostRank_, server_, rank_);
+            "rank {} left this communicator (destroyed or aborted it){}, and its process, which "
+            "ran the bootstrap server {}, has ended; rank {} still needed the communicator",
+            hostRank_, after, server_, rank_);
     }
     if (hostRank_ >= 0) {
       raise(ErrorCode::RemoteError,
@@ -441,6 +444,7 @@ class BootstrapClient final : public Bootstrap {
   FrameParser parser_;
   bool eof_ = false;
   bool serverClosing_ = false;  // the server's process announced it is leaving
+  std::string hostLeftAfter_;   // ... and the first error its calls met (Closing)
   std::atomic<int> revokedBy_{-1};
   int hostRank_ = -1;  // the rank whose process runs the server, if one does
   bool left_ = false;

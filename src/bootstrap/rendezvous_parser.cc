@@ -36,10 +36,10 @@ std::optional<Frame> FrameParser::next() {
       limit = kRevokedBytes;
       exact = true;
       break;
-    case FrameKind::Closing:
     case FrameKind::Left:
       limit = 0;
       break;
+    case FrameKind::Closing:
     case FrameKind::Error:
       limit = kMaxErrorBytes;
       break;
@@ -99,7 +99,7 @@ std::optional<ClientMessage> MessageParser::next() {
       break;
     case MessageKind::Leave:
       message.kind = ClientMessage::Kind::Leave;
-      limit = 0;
+      limit = kMaxErrorBytes;
       break;
     case MessageKind::Status:
       message.kind = ClientMessage::Kind::Status;

@@ -14,7 +14,9 @@
 //                           challenge | the hello with its mac zeroed)
 //   client -> server  message: kind u32, length u32, payload
 //       Round  an all-gather blob, <= kMaxBlobBytes
-//       Leave  empty: this rank is done; its disconnect is not a failure
+//       Leave  why, <= kMaxErrorBytes: this rank is done; its disconnect is
+//              not a failure. `why` is the first error its calls met (empty:
+//              none), which a Closing frame passes on
 //       Status kStatusBytes: activity u32 (0 idle, 1 busy, 2 failed), collective u32,
 //              sequence u64, count u64
 //              (sent only when a wait got slow, and when that call ends)
@@ -34,9 +36,12 @@
 //       Gather (a completed round): nranks x {length u32, bytes}, in rank order
 //       States (answers Query): nranks x kReportBytes: state u32, collective u32,
 //              sequence u64, count u64, age in milliseconds u64
-//       Closing empty: the rank whose process runs this server left cleanly, so
-//              the server ends with that process; the connection's end is then
-//              not a failure (the others may still be finishing their last call)
+//       Closing why, <= kMaxErrorBytes: the rank whose process runs this server
+//              left cleanly, so the server ends with that process; the
+//              connection's end is then not a failure (the others may still be
+//              finishing their last call). `why` is that rank's Leave payload:
+//              the first error its calls met, which names the rank that failed
+//              first (empty: none)
 //       Left   empty: answers Leave once the others were told, so the leaving
 //              process may exit without cutting that message off
 //       Revoked rank u32: that rank revoked the communicator; sent once, to

@@ -193,7 +193,7 @@ void RendezvousServer::readFrom(Client& c) {
           onBlob(c, std::move(message->blob));
           break;
         case ClientMessage::Kind::Leave:
-          onLeave(c);
+          onLeave(c, message->blob);
           break;
         case ClientMessage::Kind::Status:
           onStatus(c, message->status);
@@ -281,15 +281,17 @@ void RendezvousServer::onHello(Client& c, const Hello& hello) {
   }
 }
 
-void RendezvousServer::onLeave(Client& c) {
+void RendezvousServer::onLeave(Client& c, const std::string& why) {
   c.left = true;
   c.blobPending = false;
   c.pending.clear();
   LOOM_TRACE("rendezvous {}: {} leaves", address_, c.name());
   if (c.pid == static_cast<uint32_t>(::getpid()) && c.host == localHostName()) {
     // This process may now exit and take the server with it while the others
-    // still finish their last call: warn them that the end is not a crash.
-    const auto closing = std::make_shared<const std::string>(frame(FrameKind::Closing, ""));
+    // still finish their last call: warn them that the end is not a crash,
+    // and pass on why it left (the failure that made it leave names the rank
+    // that failed first).
+    const auto closing = std::make_shared<const std::string>(frame(FrameKind::Closing, why));
     for (Client* member : byRank_) {
       if (member != nullptr && member != &c && !member->left) enqueue(*member, closing);
     }

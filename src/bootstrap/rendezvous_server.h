@@ -40,7 +40,7 @@ class RendezvousServer {
   void writeTo(Client& client);
   void onHello(Client& client, const rendezvous::Hello& hello);
   void onBlob(Client& client, std::string blob);
-  void onLeave(Client& client);
+  void onLeave(Client& client, const std::string& why);
   void onStatus(Client& client, const PeerStatus& status);
   void onQuery(Client& client);
   void onRevoke(Client& client);

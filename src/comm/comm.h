@@ -107,6 +107,12 @@ struct loomComm {
   std::atomic<bool> aborted{false};
   /// False after abort or revoke: peers should hear of it as a failure.
   std::atomic<bool> leaveCleanly{true};
+  /// The first error a call on this communicator met because of a peer
+  /// (RemoteError or Revoked), or empty: told to the rendezvous when this rank
+  /// leaves, so that if its process ran the server the others hear which rank
+  /// failed first rather than only that this one left. Written by the
+  /// thread running the calls, read at destruction.
+  std::string firstFailure;
   /// The revoking rank + 1, 0 while not revoked: this rank's status word in
   /// shared memory when there is one (local peers write it), else ownRevoked.
   std::atomic<int32_t>* revokedBy = &ownRevoked;

@@ -301,7 +301,7 @@ loomComm::~loomComm() {
   // within milliseconds instead of waiting for LOOM_TIMEOUT.
   if (!bootstrap || !leaveCleanly) return;
   try {
-    bootstrap->leave();
+    bootstrap->leave(firstFailure);
   } catch (const std::exception& e) {
     LOOM_INFO("rank {}: leaving the rendezvous failed: {}", rank, e.what());
   }

@@ -278,10 +278,8 @@ void runOffDevicePaths(Comm& comm, std::span<const Operation> ops) {
   }
   runHostOperations(comm, ops);
 }
-}  // namespace
-
-void runOperations(Comm& comm, std::span<const Operation> ops) {
-  if (ops.empty()) return;
+/// Classifies `ops` by where their buffers live and runs them on that road.
+void runClassified(Comm& comm, std::span<const Operation> ops) {
   // Classified once, by where the buffers live. A group on host buffers runs
   // on the host executor and meets no device decision (every rank of a call
   // passes the same kind of buffers: docs/cuda.md, "Decided once"); only a
@@ -317,6 +315,21 @@ void runOperations(Comm& comm, std::span<const Operation> ops) {
     return;
   }
   runOffDevicePaths(comm, ops);
+}
+
+}  // namespace
+
+void runOperations(Comm& comm, std::span<const Operation> ops) {
+  if (ops.empty()) return;
+  try {
+    runClassified(comm, ops);
+  } catch (const Error& e) {
+    if (comm.firstFailure.empty() &&
+        (e.code() == ErrorCode::RemoteError || e.code() == ErrorCode::Revoked)) {
+      comm.firstFailure = e.what();
+    }
+    throw;
+  }
 }
 
 void runHostOperations(Comm& comm, std::span<const Operation> ops) {

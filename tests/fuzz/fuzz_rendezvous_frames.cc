@@ -122,10 +122,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case FrameKind::Revoked:
         FUZZ_CHECK(f.payload.size() == kRevokedBytes);
         break;
-      case FrameKind::Closing:
       case FrameKind::Left:
         FUZZ_CHECK(f.payload.empty());
         break;
+      case FrameKind::Closing:
       case FrameKind::Error:
         FUZZ_CHECK(f.payload.size() <= kMaxErrorBytes);
         break;

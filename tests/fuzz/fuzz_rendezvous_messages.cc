@@ -53,8 +53,8 @@ std::string encode(const ClientMessage& m) {
       FUZZ_CHECK(m.blob.size() <= kMaxBlobBytes);
       return message(MessageKind::Round, m.blob);
     case ClientMessage::Kind::Leave:
-      FUZZ_CHECK(m.blob.empty());
-      return message(MessageKind::Leave, "");
+      FUZZ_CHECK(m.blob.size() <= kMaxErrorBytes);
+      return message(MessageKind::Leave, m.blob);
     case ClientMessage::Kind::Status:
       FUZZ_CHECK(m.blob.empty());
       return message(MessageKind::Status, encodeStatus(m.status));

@@ -292,20 +292,20 @@ TEST(BootstrapLiveness, DeadRankIsNamedByCheckPeersWithinMilliseconds) {
 TEST(BootstrapLiveness, CleanLeaveIsNotAFailure) {
   const UniqueId id = loopbackServer();
   auto boots = joinAll(id, 3);
-  boots[2]->leave();
-  boots[2]->leave();       // idempotent
+  boots[2]->leave("");
+  boots[2]->leave("");     // idempotent
   boots[2]->checkPeers();  // a departed rank has nothing to check
   boots[2].reset();
   for (int r = 0; r < 2; ++r) EXPECT_EQ(pollPeers(*boots[r], 150ms).first, "");
   // The others may still leave cleanly too, in any order.
-  boots[0]->leave();
+  boots[0]->leave("");
   EXPECT_EQ(pollPeers(*boots[1], 50ms).first, "");
 }
 
 TEST(BootstrapLiveness, RoundAfterACleanLeaveNamesTheLeaver) {
   const UniqueId id = loopbackServer();
   auto boots = joinAll(id, 3);
-  boots[1]->leave();
+  boots[1]->leave("");
   boots[1].reset();
   for (int r : {0, 2}) {
     const auto start = std::chrono::steady_clock::now();
@@ -334,7 +334,7 @@ TEST(BootstrapLiveness, RoundWaitingWhenARankLeavesFailsAtOnce) {
     }
   });
   std::this_thread::sleep_for(100ms);  // normally rank 0's blob is at the server by now
-  boots[1]->leave();
+  boots[1]->leave("");
   boots[1].reset();
   waiter.join();
   EXPECT_NE(error.find("rank 1 (pid "), std::string::npos) << error;
@@ -478,17 +478,17 @@ TEST(BootstrapLiveness, GatherSplitBetweenCheckPeersAndAllGatherStillParses) {
 }
 
 // Rank 1 of 2 joins a server that names `hostRank` as its process's rank
-// (kNoHostRank: none); the server announces its clean exit and goes. Checking
-// peers must see no failure, and a later round (which needs the server)
-// fails: returns that round's error.
-std::string roundErrorAfterClosing(uint32_t hostRank) {
+// (kNoHostRank: none); the server announces its clean exit (saying `why` the
+// host rank left) and goes. Checking peers must see no failure, and a later
+// round (which needs the server) fails: returns that round's error.
+std::string roundErrorAfterClosing(uint32_t hostRank, const std::string& why = "") {
   auto server = std::make_unique<FakeServer>();
   std::unique_ptr<Bootstrap> boot;
   std::thread joiner([&] { boot = Bootstrap::join(server->id(), 1, 2, Deadline::after(5s)); });
   server->acceptAndWelcome({}, hostRank);
   joiner.join();
   if (boot == nullptr) return "join failed";
-  server->send(rendezvous::frame(rendezvous::FrameKind::Closing, ""));
+  server->send(rendezvous::frame(rendezvous::FrameKind::Closing, why));
   server.reset();
   EXPECT_EQ(pollPeers(*boot, 200ms).first, "");
   try {
@@ -538,6 +538,15 @@ TEST(BootstrapLiveness, ServerExitAfterTheHostLeftSaysItLeft) {
   const std::string error = roundErrorAfterClosing(0);
   EXPECT_NE(error.find("rank 0 left this communicator"), std::string::npos) << error;
   EXPECT_EQ(error.find("died"), std::string::npos) << error;
+}
+
+// Rank 0 left because its call failed on another rank's account: the others
+// hear what it met, which names the rank that failed first.
+TEST(BootstrapLiveness, ServerExitAfterTheHostLeftSaysWhatItMet) {
+  const std::string why = "tcp link to rank 3 closed (its process died?)";
+  const std::string error = roundErrorAfterClosing(0, why);
+  EXPECT_NE(error.find("rank 0 left this communicator"), std::string::npos) << error;
+  EXPECT_NE(error.find("after its call failed (" + why + ")"), std::string::npos) << error;
 }
 
 uint16_t unusedPort() {

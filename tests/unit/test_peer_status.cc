@@ -31,7 +31,7 @@ TEST(PeerStatus, ServerRelaysBusyIdleSilentAndGone) {
   ASSERT_TRUE(boots[2]->reportStatus(status(true, 0, 7, 5)));
   ASSERT_TRUE(boots[2]->reportStatus(status(false, 0, 8, 5)));  // that call ended
   ASSERT_TRUE(boots[4]->reportStatus(status(false, 1, 9, 6, /*failed=*/true)));
-  boots[3]->leave();
+  boots[3]->leave("");
   boots[3].reset();
   // Reports travel on other connections than the query, so the server may
   // read them later: ask until every rank's last report shows (bounded).

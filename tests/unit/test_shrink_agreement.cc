@@ -150,8 +150,8 @@ TEST(ShrinkAgreementServer, SurvivorsAgreeAndMeetAtTheNewRendezvous) {
   other.join();
   EXPECT_EQ(gathered[0], (std::vector<std::string>{"zero", "three"}));
   EXPECT_EQ(gathered[1], gathered[0]);
-  for (auto& boot : survivors) boot->leave();
-  for (const int r : {0, 1, 3}) boots[r]->leave();
+  for (auto& boot : survivors) boot->leave("");
+  for (const int r : {0, 1, 3}) boots[r]->leave("");
 }
 
 }  // namespace
