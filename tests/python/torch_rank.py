@@ -18,6 +18,7 @@ import traceback
 
 import torch
 import torch.distributed as dist
+from torch.distributed.distributed_c10d import _coalescing_manager
 
 import loom.torch  # noqa: F401  registers the backend
 
@@ -393,6 +394,15 @@ def check_refusals(c):
                torch.view_as_real(torch.full((3,), complex(n * (n - 1) / 2, n),
                                              dtype=torch.complex128)))
     c.run("complex", complex_sum)
+
+    def monitored_barrier_inside_coalescing():
+        # Caught inside the block: torch's coalescing manager has no finally,
+        # so the block must end normally for the group to leave coalescing.
+        with _coalescing_manager(device=torch.device("cpu")):
+            refused("monitored_barrier inside a coalescing block",
+                    lambda: dist.monitored_barrier(timeout=datetime.timedelta(seconds=5)),
+                    "monitored_barrier inside a coalescing block")
+    c.run("monitored_barrier inside coalescing", monitored_barrier_inside_coalescing)
 
     def still_works():
         t = torch.ones(5)
