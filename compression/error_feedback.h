@@ -32,7 +32,7 @@ void update(std::span<const float> compensated, std::span<const float> decoded, 
 }  // namespace feedback
 
 /// A copy of a residual that a device path keeps in device memory
-/// (src/comm/device_feedback.h), so that its kernels compensate and update it
+/// (src/compressed/device_feedback.h), so that its kernels compensate and update it
 /// in place. ErrorFeedback owns it and pulls it back before the host reads.
 class ResidualCopy {
  public:

@@ -10,7 +10,7 @@ namespace loom::device {
 
 /// Whether this machine can run collectives on device buffers: a CUDA runtime
 /// with a device is loaded. They run staged through host memory
-/// (src/comm/device_staging.cc) until the kernel executor exists (docs/cuda.md).
+/// (src/device_paths/device_staging.cc) until the kernel executor exists (docs/cuda.md).
 bool haveDevicePath();
 
 /// The rule for one call whose send and receive buffers are of kinds `send` and

@@ -97,7 +97,7 @@ struct WalkLaunch {
 /// the decoded values to dst. A call with a codec walks fp32 with op Sum, on
 /// the bulk protocol, and takes no other step kinds. Step j of the plan's
 /// (single) stream encodes with counter `counter + j`, so a ring whose step j
-/// is hop j draws the host ring's bits (src/comm/compressed_ring.cc).
+/// is hop j draws the host ring's bits (src/compressed/compressed_ring.cc).
 struct WireCodec {
   uint32_t block = 0;  ///< elements per codec block; 0: no codec
   bool stochastic = false;

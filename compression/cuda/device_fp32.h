@@ -1,5 +1,5 @@
 // Kernels on the codecs' fp32 working values, for the compressed collectives
-// of the kernel path (src/comm/device_walk_compressed.cc): error feedback's
+// of the kernel path (src/compressed/device_walk_compressed.cc): error feedback's
 // compensation for codecs without a fused encode (top-k), top-k's residual
 // update, and the fp32 sum stored in the output's type. Each produces the
 // host's floats bit for bit (compression/error_feedback.h, element_io.h).

@@ -11,7 +11,7 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/launch_env.h"
 #include "comm/comm.h"
-#include "comm/device_walk.h"
+#include "device_paths/device_walk.h"
 #include "comm/operation.h"
 #include "core/log.h"
 #include "device/cuda_runtime.h"

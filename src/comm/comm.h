@@ -36,8 +36,8 @@ struct TunerTopology;  // tuner/tuner_topology.h
 }
 namespace loom {
 class UcxWorker;            // transports/ucx/ucx_transport.h (UCX builds only)
-struct DeviceDirectEvents;  // comm/device_direct.h
-struct DeviceWalkState;     // comm/device_walk.h
+struct DeviceDirectEvents;  // device_paths/device_direct.h
+struct DeviceWalkState;     // device_paths/device_walk.h
 }  // namespace loom
 
 namespace loom {
@@ -141,9 +141,9 @@ struct loomComm {
   std::map<PhasedKey, std::shared_ptr<const std::vector<loom::RankPlan>>> phasedCache;
   /// (collective, algorithm, channels) choices already logged at INFO.
   std::set<std::tuple<loom::Collective, loom::Algorithm, int>> announcedChoices;
-  /// Ordering events of the direct device path (comm/device_direct.h).
+  /// Ordering events of the direct device path (device_paths/device_direct.h).
   std::unique_ptr<loom::DeviceDirectEvents> deviceEvents;
-  /// FIFOs and program memory of the plan-walking kernel (comm/device_walk.h).
+  /// FIFOs and program memory of the plan-walking kernel (device_paths/device_walk.h).
   std::unique_ptr<loom::DeviceWalkState> deviceWalk;
   /// Guards replacing deviceWalk against loomCommGetAsyncError, which reads
   /// its statuses from another thread (a framework's watchdog).

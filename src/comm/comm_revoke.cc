@@ -5,7 +5,7 @@
 // idle and every call checks it first, so a revoked communicator answers
 // loomRevoked everywhere within milliseconds.
 #include "comm/comm.h"
-#include "comm/device_walk.h"
+#include "device_paths/device_walk.h"
 #include "core/log.h"
 
 namespace loom {

@@ -18,7 +18,7 @@ enum class TransportChoice { Auto, Shm, Tcp };
 enum class NetChoice { Auto, Tcp, Ucx, Ib };
 /// LOOM_NET's spelling of `net`: "auto", "tcp", "ucx", "ib".
 const char* netName(NetChoice net);
-/// LOOM_CUDA_PATH: how collectives on device buffers run (comm/device_direct.h).
+/// LOOM_CUDA_PATH: how collectives on device buffers run (device_paths/device_direct.h).
 enum class CudaPath { Staged, Direct, Kernel };
 
 struct CommConfig {

@@ -5,9 +5,9 @@
 
 #include "collectives/executor/direct_executor.h"
 #include "collectives/executor/step_executor.h"
-#include "comm/device_direct.h"
-#include "comm/device_staging.h"
-#include "comm/device_walk.h"
+#include "device_paths/device_direct.h"
+#include "device_paths/device_staging.h"
+#include "device_paths/device_walk.h"
 #include "comm/operation.h"
 #include "core/log.h"
 

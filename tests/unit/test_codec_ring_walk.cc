@@ -58,7 +58,7 @@ std::vector<std::vector<float>> contributions(int nranks, size_t total, bool spe
   return out;
 }
 
-/// The host ring (src/comm/compressed_ring.cc) computed chunk by chunk with
+/// The host ring (src/compressed/compressed_ring.cc) computed chunk by chunk with
 /// the host codec: chunk c starts at rank c + 1, and each later rank adds its
 /// own values to what it decodes and re-encodes with the next hop's counter.
 std::vector<std::vector<float>> hostRing(const RingCase& rc, const CodecConfig& config,

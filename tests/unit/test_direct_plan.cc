@@ -1,4 +1,4 @@
-// Direct plans (comm/direct_plan.h) on host memory: every collective, 1..8
+// Direct plans (device_paths/direct_plan.h) on host memory: every collective, 1..8
 // ranks, sizes 0, 1, odd, every type and reduction, in and out of place, every
 // root. The steps are run with memcpy and the host reducers in three different
 // interleavings of the ranks, each of which must give the reference result,
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/direct_plan.h"
+#include "device_paths/direct_plan.h"
 #include "core/error.h"
 #include "math/half.h"
 #include "math/reducer.h"

@@ -10,7 +10,7 @@
 
 #include "collectives/walker/walk_program.h"
 #include "collectives/walker/walk_proxy.h"
-#include "comm/walk_proxy_runner.h"
+#include "device_paths/walk_proxy_runner.h"
 #include "unit/collective_cases.h"
 #include "unit/tcp_mesh.h"
 

@@ -21,8 +21,8 @@
 #include <algorithm>
 #include <iterator>
 
-#include "comm/device_walk_parts.h"
-#include "comm/exchange_values.h"
+#include "device_paths/device_walk_parts.h"
+#include "device_paths/exchange_values.h"
 #include "core/log.h"
 #include "device/device_scope.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/device_walk_parts.h"
+#include "device_paths/device_walk_parts.h"
 #include "core/log.h"
 #include "device/cuda_kernels.h"
 #include "device/cuda_runtime.h"

@@ -1,4 +1,4 @@
-#include "comm/walk_proxy_runner.h"
+#include "device_paths/walk_proxy_runner.h"
 
 #include "core/error.h"
 

@@ -1,4 +1,4 @@
-#include "comm/device_feedback.h"
+#include "compressed/device_feedback.h"
 
 #include <algorithm>
 #include <cstdint>

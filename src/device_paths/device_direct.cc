@@ -1,10 +1,10 @@
-#include "comm/device_direct.h"
+#include "device_paths/device_direct.h"
 
 #include <algorithm>
 #include <vector>
 
-#include "comm/direct_plan.h"
-#include "comm/exchange_values.h"
+#include "device_paths/direct_plan.h"
+#include "device_paths/exchange_values.h"
 #include "core/log.h"
 #include "device/cuda_kernels.h"
 #include "device/cuda_runtime.h"

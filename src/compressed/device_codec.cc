@@ -1,4 +1,4 @@
-#include "comm/device_codec.h"
+#include "compressed/device_codec.h"
 
 #include <memory>
 

@@ -2,7 +2,7 @@
 // of one process on one GPU): each rank computes its own output straight from
 // its peers' buffers with copies and element-wise reductions, in at most two
 // phases. Plain data, like collectives/plan.h, so the plan is tested on host
-// memory on every machine; the CUDA path (comm/device_direct.cc) runs the same
+// memory on every machine; the CUDA path (device_paths/device_direct.cc) runs the same
 // steps as device copies and reduce kernels on the caller's stream.
 //
 // Hazards are ruled out by construction: within a phase, what a rank writes is

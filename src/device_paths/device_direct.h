@@ -1,4 +1,4 @@
-// Collectives on device buffers by direct plans (comm/direct_plan.h): when
+// Collectives on device buffers by direct plans (device_paths/direct_plan.h): when
 // every rank lives in this process and every buffer on one GPU, each rank's
 // stream waits for its peers' streams (CUDA events), then copies and reduces
 // straight from their buffers: no host copy, no host wait for the GPU. The call

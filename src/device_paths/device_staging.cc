@@ -1,4 +1,4 @@
-#include "comm/device_staging.h"
+#include "device_paths/device_staging.h"
 
 #include <algorithm>
 

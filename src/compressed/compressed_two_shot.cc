@@ -6,7 +6,7 @@
 // with the number of ranks.
 #include <algorithm>
 
-#include "comm/compressed_common.h"
+#include "compressed/compressed_common.h"
 
 namespace loom::compressed {
 

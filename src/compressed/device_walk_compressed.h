@@ -4,13 +4,13 @@
 // synchronisation: encode kernels, a byte all-to-all walk, decode-accumulate
 // kernels in rank order, the owner's encode, an all-gather walk, decode
 // kernels. The layout, counters and element math are the host's, so results
-// are the host path's bits. Internal to src/comm (device_walk.cc).
+// are the host path's bits. Internal to the device paths (src/device_paths/device_walk.cc).
 #pragma once
 
 #include <cstddef>
 #include <string>
 
-#include "comm/device_walk.h"
+#include "device_paths/device_walk.h"
 #include "comm/operation.h"
 
 namespace loom {

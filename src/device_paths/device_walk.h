@@ -16,8 +16,8 @@
 
 #include "collectives/walker/walk_program.h"
 #include "comm/operation.h"
-#include "comm/walk_proxy_runner.h"
-#include "transports/cuda_p2p/peer_arenas.h"
+#include "device_paths/walk_proxy_runner.h"
+#include "device_paths/peer_arenas.h"
 
 namespace loom {
 

@@ -8,7 +8,7 @@
 // of ranks (docs/compression.md measures how much).
 #include <algorithm>
 
-#include "comm/compressed_common.h"
+#include "compressed/compressed_common.h"
 
 namespace loom::compressed {
 namespace {

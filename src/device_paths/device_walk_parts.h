@@ -11,7 +11,7 @@
 
 #include "collectives/plan.h"
 #include "collectives/walker/walk_program.h"
-#include "comm/device_walk.h"
+#include "device_paths/device_walk.h"
 
 namespace loom {
 

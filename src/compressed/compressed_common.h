@@ -1,6 +1,6 @@
 // Pieces the compressed collectives share (compressed_*.cc): how a tensor is
 // cut into per-rank chunks and padded encoded blocks, scratch reuse, and the
-// steps every algorithm ends with. Internal to src/comm.
+// steps every algorithm ends with. Internal to src/compressed.
 #pragma once
 
 #include <span>

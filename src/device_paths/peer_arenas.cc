@@ -1,4 +1,4 @@
-#include "transports/cuda_p2p/peer_arenas.h"
+#include "device_paths/peer_arenas.h"
 
 #include "core/log.h"
 

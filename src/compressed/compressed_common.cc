@@ -1,4 +1,4 @@
-#include "comm/compressed_common.h"
+#include "compressed/compressed_common.h"
 
 #include <algorithm>
 

@@ -2,7 +2,7 @@
 // one interface, as the kernel path's compressed collectives use them
 // (device_walk_compressed.cc): int8 and top-k, each producing the host
 // codec's bytes and floats. Every method enqueues on the codec's stream and
-// throws loom::Error when a launch is refused. Internal to src/comm.
+// throws loom::Error when a launch is refused. Internal to src/compressed.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "comm/direct_plan.h"
+#include "device_paths/direct_plan.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "comm/device_walk_compressed.h"
+#include "compressed/device_walk_compressed.h"
 
 #include <fmt/ranges.h>
 
@@ -9,11 +9,11 @@
 #include <utility>
 
 #include "collectives/walker/codec_ring_plan.h"
-#include "comm/compressed_common.h"
-#include "comm/device_codec.h"
-#include "comm/device_feedback.h"
-#include "comm/device_walk_parts.h"
-#include "comm/exchange_values.h"
+#include "compressed/compressed_common.h"
+#include "compressed/device_codec.h"
+#include "compressed/device_feedback.h"
+#include "device_paths/device_walk_parts.h"
+#include "device_paths/exchange_values.h"
 #include "core/log.h"
 #include "device/cuda_kernels.h"
 #include "device/cuda_runtime.h"

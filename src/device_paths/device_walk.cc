@@ -1,4 +1,4 @@
-#include "comm/device_walk.h"
+#include "device_paths/device_walk.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,9 +8,9 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
-#include "comm/device_walk_compressed.h"
-#include "comm/device_walk_parts.h"
-#include "comm/exchange_values.h"
+#include "compressed/device_walk_compressed.h"
+#include "device_paths/device_walk_parts.h"
+#include "device_paths/exchange_values.h"
 #include "core/log.h"
 #include "device/cuda_kernels.h"
 #include "device/cuda_runtime.h"
@@ -103,7 +103,7 @@ bool agreed(Comm& comm, const std::vector<Offer>& offers, const RankDevices& whe
   return true;
 }
 
-/// Maps the arenas of the peers this rank can write to (transports/cuda_p2p)
+/// Maps the arenas of the peers this rank can write to (peer_arenas.h)
 /// and returns the mask of those peers; a peer whose device is out of reach
 /// or whose mapping is refused, and every peer with LOOM_CUDA_P2P=0, is left
 /// to the proxy.

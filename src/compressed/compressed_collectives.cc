@@ -2,7 +2,7 @@
 // and the all-reduce / reduce-scatter / all-gather built from the algorithms in
 // compressed_*.cc. Encoded blocks move through the ordinary byte collectives
 // and send/recv, so every transport carries them.
-#include "comm/compressed_common.h"
+#include "compressed/compressed_common.h"
 
 namespace loom {
 namespace {

@@ -6,7 +6,7 @@
 // pays off on few ranks; the tuner picks it there (chooseCompressedAlgorithm).
 #include <algorithm>
 
-#include "comm/compressed_common.h"
+#include "compressed/compressed_common.h"
 #include "compression/element_io.h"
 
 namespace loom::compressed {
