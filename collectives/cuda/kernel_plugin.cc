@@ -112,24 +112,26 @@ int int8DecodeSum(const void* src, size_t stride, int sources, size_t n, uint32_
                                          static_cast<cudaStream_t>(stream));
 }
 
-constexpr LoomCudaKernels kTable = {LOOM_CUDA_KERNELS_ABI_VERSION,
-                                    &reduce,
-                                    &avgFinalize,
-                                    &walk,
-                                    &prepareWalk,
-                                    &int8Encode,
-                                    &int8Decode,
-                                    &int8DecodeAccumulate,
-                                    &walkResidentBlocks,
-                                    &int8DecodeSum,
-                                    &int8EncodeFeedback,
-                                    &topkEncode,
-                                    &topkEncodeWorkBytes,
-                                    &topkDecodeAccumulate,
-                                    &topkDecode,
-                                    &compensate,
-                                    &topkForgetKept,
-                                    &narrowFloats};
+// Every entry by its name in the ABI struct (base/device/cuda_kernels_abi.h):
+// the compiler checks this table and the emulated one against that one list.
+constexpr LoomCudaKernels kTable = {.abiVersion = LOOM_CUDA_KERNELS_ABI_VERSION,
+                                    .reduce = &reduce,
+                                    .avgFinalize = &avgFinalize,
+                                    .walk = &walk,
+                                    .prepareWalk = &prepareWalk,
+                                    .int8Encode = &int8Encode,
+                                    .int8Decode = &int8Decode,
+                                    .int8DecodeAccumulate = &int8DecodeAccumulate,
+                                    .walkResidentBlocks = &walkResidentBlocks,
+                                    .int8DecodeSum = &int8DecodeSum,
+                                    .int8EncodeFeedback = &int8EncodeFeedback,
+                                    .topkEncode = &topkEncode,
+                                    .topkEncodeWorkBytes = &topkEncodeWorkBytes,
+                                    .topkDecodeAccumulate = &topkDecodeAccumulate,
+                                    .topkDecode = &topkDecode,
+                                    .compensate = &compensate,
+                                    .topkForgetKept = &topkForgetKept,
+                                    .narrowFloats = &narrowFloats};
 
 }  // namespace
 
