@@ -11,10 +11,10 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/launch_env.h"
 #include "comm/comm.h"
-#include "device_paths/device_walk.h"
 #include "comm/operation.h"
 #include "core/log.h"
 #include "device/cuda_runtime.h"
+#include "device_paths/device_walk.h"
 #include "loom/loom.h"
 
 namespace {

@@ -5,8 +5,8 @@
 // idle and every call checks it first, so a revoked communicator answers
 // loomRevoked everywhere within milliseconds.
 #include "comm/comm.h"
-#include "device_paths/device_walk.h"
 #include "core/log.h"
+#include "device_paths/device_walk.h"
 
 namespace loom {
 

@@ -5,11 +5,11 @@
 
 #include "collectives/executor/direct_executor.h"
 #include "collectives/executor/step_executor.h"
+#include "comm/operation.h"
+#include "core/log.h"
 #include "device_paths/device_direct.h"
 #include "device_paths/device_staging.h"
 #include "device_paths/device_walk.h"
-#include "comm/operation.h"
-#include "core/log.h"
 
 namespace loom {
 namespace {

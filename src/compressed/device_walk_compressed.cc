@@ -12,11 +12,11 @@
 #include "compressed/compressed_common.h"
 #include "compressed/device_codec.h"
 #include "compressed/device_feedback.h"
-#include "device_paths/device_walk_parts.h"
-#include "device_paths/exchange_values.h"
 #include "core/log.h"
 #include "device/cuda_kernels.h"
 #include "device/cuda_runtime.h"
+#include "device_paths/device_walk_parts.h"
+#include "device_paths/exchange_values.h"
 
 namespace loom {
 namespace {

@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <string>
 
-#include "device_paths/device_walk.h"
 #include "comm/operation.h"
+#include "device_paths/device_walk.h"
 
 namespace loom {
 

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <vector>
 
-#include "device_paths/direct_plan.h"
-#include "device_paths/exchange_values.h"
 #include "core/log.h"
 #include "device/cuda_kernels.h"
 #include "device/cuda_runtime.h"
 #include "device/device_scope.h"
+#include "device_paths/direct_plan.h"
+#include "device_paths/exchange_values.h"
 
 namespace loom {
 namespace {

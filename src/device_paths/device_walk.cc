@@ -9,12 +9,12 @@
 
 #include "collectives/algorithms.h"
 #include "compressed/device_walk_compressed.h"
-#include "device_paths/device_walk_parts.h"
-#include "device_paths/exchange_values.h"
 #include "core/log.h"
 #include "device/cuda_kernels.h"
 #include "device/cuda_runtime.h"
 #include "device/device_scope.h"
+#include "device_paths/device_walk_parts.h"
+#include "device_paths/exchange_values.h"
 #include "loom/loom.h"
 
 namespace loom {

@@ -16,8 +16,8 @@
 
 #include "collectives/walker/walk_program.h"
 #include "comm/operation.h"
-#include "device_paths/walk_proxy_runner.h"
 #include "device_paths/peer_arenas.h"
+#include "device_paths/walk_proxy_runner.h"
 
 namespace loom {
 

@@ -21,10 +21,10 @@
 #include <algorithm>
 #include <iterator>
 
-#include "device_paths/device_walk_parts.h"
-#include "device_paths/exchange_values.h"
 #include "core/log.h"
 #include "device/device_scope.h"
+#include "device_paths/device_walk_parts.h"
+#include "device_paths/exchange_values.h"
 
 namespace loom {
 namespace {

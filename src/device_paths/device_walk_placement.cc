@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "device_paths/device_walk_parts.h"
 #include "core/log.h"
 #include "device/cuda_kernels.h"
 #include "device/cuda_runtime.h"
+#include "device_paths/device_walk_parts.h"
 #include "topology/ring_search.h"
 
 namespace loom {

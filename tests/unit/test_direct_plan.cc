@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "device_paths/direct_plan.h"
 #include "core/error.h"
+#include "device_paths/direct_plan.h"
 #include "math/half.h"
 #include "math/reducer.h"
 #include "unit/collective_cases.h"
