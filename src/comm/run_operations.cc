@@ -278,19 +278,20 @@ void runOffDevicePaths(Comm& comm, std::span<const Operation> ops) {
   }
   runHostOperations(comm, ops);
 }
+
 /// Classifies `ops` by where their buffers live and runs them on that road.
 void runClassified(Comm& comm, std::span<const Operation> ops) {
+  // Every road uses the network links, which a proxy of earlier device walks
+  // may still be using.
+  quiesceDeviceWalkProxy(comm);
   // Classified once, by where the buffers live. A group on host buffers runs
   // on the host executor and meets no device decision (every rank of a call
-  // passes the same kind of buffers: docs/cuda.md, "Decided once"); only a
-  // proxy of earlier device walks may still be using the links.
+  // passes the same kind of buffers: docs/cuda.md, "Decided once").
   if (std::none_of(ops.begin(), ops.end(), onDevice)) {
-    quiesceDeviceWalkProxy(comm);
     waitForStreamOrderedHostBuffers(ops);
     runHostOperations(comm, ops);
     return;
   }
-  quiesceDeviceWalkProxy(comm);  // the host is about to use the network links
   DeviceWalkOutcome walked;
   try {
     walked = runDeviceWalk(comm, ops);

@@ -40,6 +40,12 @@ constexpr size_t kFusedCalls = 16;
 /// communicator was made (prepareDeviceWalk, all ranks alike).
 bool possible(const Comm& comm) { return comm.deviceWalkCapable == 1; }
 
+/// Whether the kernel path runs `op` itself, from the call alone: device
+/// buffers, and a compressed form the kernels run.
+bool walkable(const Comm& comm, const Operation& op) {
+  return op.onDevice && (op.codec.kind == CodecKind::None || walksCompressed(comm, op));
+}
+
 /// A group's collectives walk one call after another on one stream, so
 /// every one of them must be walkable, on one device and one stream.
 Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
@@ -50,8 +56,7 @@ Offer offerFor(const Comm& comm, std::span<const Operation> ops) {
   const int device = deviceOf(ops.front());
   if (device < 0) return offer;
   for (const Operation& op : ops) {
-    if (!op.onDevice || (op.codec.kind != CodecKind::None && !walksCompressed(comm, op)) ||
-        op.stream != ops.front().stream || deviceOf(op) != device) {
+    if (!walkable(comm, op) || op.stream != ops.front().stream || deviceOf(op) != device) {
       return offer;
     }
   }
@@ -533,9 +538,7 @@ bool decideAlone(Comm& comm, std::span<const Operation> collectives, const std::
   const int device = comm.deviceWalk->device;
   for (const Operation& op : collectives) {
     // A group that also holds collectives on host buffers is staged whole.
-    if (!op.onDevice || (op.codec.kind != CodecKind::None && !walksCompressed(comm, op))) {
-      return false;
-    }
+    if (!walkable(comm, op)) return false;
     if (deviceOf(op) != device) {
       raise(ErrorCode::InvalidUsage,
             "rank {}: the buffers of this {} are on device {}, but the communicator runs its "
@@ -599,10 +602,7 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
 
 void prepareDeviceWalk(Comm& comm) {
   if (comm.config.cudaPath != CudaPath::Kernel) return;
-  for (int p = 0; p < comm.nranks && !comm.deviceCallsAgree; ++p) {
-    for (int q = 0; q < p && !comm.deviceCallsAgree; ++q)
-      comm.deviceCallsAgree = sameProcess(comm, p, q);
-  }
+  comm.deviceCallsAgree = someRanksShareAProcess(comm);
   /// Whether a rank can walk now, and on which device (the current one).
   struct Ready {
     int32_t usable = 0;

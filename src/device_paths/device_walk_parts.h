@@ -25,6 +25,8 @@ bool canWalkHere();
 /// Whether ranks p and q live in one process (pids repeat across hosts and
 /// containers, so the host counts too).
 bool sameProcess(const Comm& comm, int p, int q);
+/// Whether any two ranks of `comm` are threads of one process.
+bool someRanksShareAProcess(const Comm& comm);
 /// The hardware queues CUDA gives each device of this process
 /// (CUDA_DEVICE_MAX_CONNECTIONS: 8 unless set, at most 32).
 int32_t streamQueues();
