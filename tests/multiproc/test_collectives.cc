@@ -18,9 +18,12 @@ namespace {
 /// Environment variants beyond the default algorithm choice.
 enum class Variant {
   Default,
-  Ring,        ///< LOOM_ALGO=ring: the ring even where direct would be chosen
-  Tree,        ///< LOOM_ALGO=tree
-  SmallSlots,  ///< minimum slot and arena sizes: every mid-size case spans many slots/rounds
+  Ring,  ///< LOOM_ALGO=ring: the ring even where direct would be chosen
+  Tree,  ///< LOOM_ALGO=tree
+  /// Minimum slot and arena sizes: every mid-size case spans many
+  /// slots/rounds; out-of-place direct all-reduce results of any size leave
+  /// the arena by non-temporal stores.
+  SmallSlots,
   /// Single-copy from 4000 B, cross-memory attach allowed (LOOM_CMA=1): the
   /// 1023-element cases of 4- and 8-byte types read peers' buffers in place,
   /// the smaller ones go through the arena, so one communicator crosses the
@@ -76,7 +79,8 @@ std::vector<std::pair<std::string, std::string>> variantEnv(Variant v) {
     case Variant::SmallSlots:
       return {{"LOOM_SHM_SLOT_BYTES", "4K"}, {"LOOM_SHM_SLOTS", "2"},
               {"LOOM_TCP_SLOT_BYTES", "4K"}, {"LOOM_TCP_SLOTS", "2"},
-              {"LOOM_DIRECT_BYTES", "4K"},   {"LOOM_DIRECT_ONESHOT", "0"}};
+              {"LOOM_DIRECT_BYTES", "4K"},   {"LOOM_DIRECT_ONESHOT", "0"},
+              {"LOOM_NONTEMPORAL_MIN", "1"}};
     case Variant::SingleCopy:
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_CMA", "1"}};
     case Variant::SingleCopyNoCma:
