@@ -404,8 +404,7 @@ class BootstrapClient final : public Bootstrap {
     // often because of another rank's failure): it did not die, and the call
     // still waiting here cannot complete without it.
     if (hostRank_ >= 0 && serverClosing_) {
-      const std::string after =
-          hostLeftAfter_.empty() ? "" : fmt::format(" after its call failed ({})", hostLeftAfter_);
+      const std::string after = leftAfter(hostLeftAfter_);
       raise(ErrorCode::RemoteError,
             "rank {} left this communicator (destroyed or aborted it){}, and its process, which "
             "ran the bootstrap server {}, has ended; rank {} still needed the communicator",

@@ -303,7 +303,7 @@ void RendezvousServer::onLeave(Client& c, const std::string& why) {
   }
   // Before the set is complete a rank may still be replaced; nothing waits on it.
   if (!allJoined_ || !departed_.empty()) return;
-  departed_ = fmt::format("{} already left the communicator", c.name());
+  departed_ = fmt::format("{} already left the communicator{}", c.name(), leftAfter(why));
   // Ranks already waiting in a round would wait for it forever.
   for (Client* member : byRank_) {
     if (member != nullptr && member->blobPending) answerWithError(*member, departed_);

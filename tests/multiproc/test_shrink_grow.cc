@@ -229,6 +229,53 @@ TEST(Shrink, ARankSilentPastTheWindowIsOut) {
   EXPECT_EQ(failures(results), "");
 }
 
+// Rank 0 hosts the rendezvous. Its receive from rank 1 fails (rank 1 stalls
+// past the deadline), so it destroys the communicator and its process ends,
+// taking the server along. Rank 2 took no part in that call and rank 1 never
+// disconnected: rank 2's split fails saying rank 0 left and what rank 0's call
+// met, so the first cause (rank 1) reaches a rank that saw none of it.
+TEST(HostRankLeft, ASurvivorHearsWhatItsCallMet) {
+  RunOptions options;
+  options.launch = Launch::Processes;
+  options.nranks = 3;
+  options.env = {{"LOOM_TIMEOUT", "2"}};
+  const auto results = runRanks(options, [](int rank, int, loomComm_t comm) {
+    RankOutcome out;
+    if (rank == 1) {
+      std::this_thread::sleep_for(std::chrono::seconds(6));  // past rank 2's split
+      return out;
+    }
+    if (rank == 0) {
+      float value = 0;
+      const loomResult_t rc = loomRecv(&value, 1, loomFloat32, 1, comm, nullptr);
+      if (rc == loomSuccess) out.error = "the receive from the stalled rank succeeded";
+      return out;  // the harness destroys the communicator; the process ends
+    }
+    // Long enough for rank 0 to time out (2 s), leave and exit.
+    std::this_thread::sleep_for(std::chrono::seconds(4));
+    loomComm_t split = nullptr;
+    const loomResult_t rc = loomCommSplit(comm, 0, rank, &split);
+    const std::string error = lastError(comm);
+    // The server, in rank 0's process, answers the round itself if it is
+    // still up ("rank 0 (pid ...) already left"), else the client says the
+    // server is gone ("rank 0 left this communicator"); both pass on why.
+    if (rc != loomRemoteError || error.find("rank 0 ") == std::string::npos ||
+        error.find(" left ") == std::string::npos ||
+        error.find("after its call failed (") == std::string::npos ||
+        error.find("rank 1") == std::string::npos) {
+      out.error = "the split returned " + std::to_string(rc) + ": " + error;
+    }
+    if (rc == loomSuccess) loomCommDestroy(split);
+    return out;
+  });
+  EXPECT_TRUE(results[0].reported) << results[0].describe(0);
+  EXPECT_TRUE(results[0].outcome.error.empty()) << results[0].describe(0);
+  EXPECT_TRUE(results[2].reported && results[2].outcome.error.empty()) << results[2].describe(2);
+  // Rank 1 only has to finish: its communicator's server is gone when it
+  // destroys it.
+  EXPECT_TRUE(results[1].reported) << results[1].describe(1);
+}
+
 TEST(Shrink, BadInputIsRefusedBeforeAnythingIsSent) {
   RunOptions options;
   options.nranks = 2;
