@@ -71,12 +71,18 @@ class Bootstrap {
   /// server reports a failure or does not answer by `deadline`.
   virtual std::vector<PeerReport> queryStatuses(Deadline deadline) = 0;
   /// Asks the server to tell every rank that this rank revoked the
-  /// communicator. Best effort and bounded (at most ~200 ms): a connection
-  /// that is busy in another thread's round or broken tells nobody.
-  virtual void revoke() = 0;
+  /// communicator. `mismatch`: empty for loomCommRevoke; else this rank found
+  /// ranks in different calls, and this is its error. Best effort and
+  /// bounded (at most ~200 ms): a connection that is busy in another thread's
+  /// round or broken tells nobody.
+  virtual void revoke(std::string_view mismatch) = 0;
   /// The rank whose revoke the server announced, or -1. checkPeers throws
-  /// Error(Revoked) once it has read the announcement.
+  /// Error(Revoked) once it has read the announcement; after a revoke on a
+  /// mismatch, the first time Error(InvalidUsage) with the revoking rank's
+  /// error, since the call then waiting is the one the ranks disagreed on.
   virtual int revokedBy() const = 0;
+  /// The revoking rank's error if it revoked on a mismatch, else empty.
+  virtual std::string revokedOnMismatch() const = 0;
   /// Asks the server to shrink the communicator (shrink_agreement.h) and
   /// waits for the verdict, which every asker of the round receives alike.
   /// Works after a peer failure, which fails rounds but not this: errors the

@@ -157,13 +157,20 @@ class BootstrapClient final : public Bootstrap {
     throwIfRevoked();
   }
 
-  void throwIfRevoked() const {
-    if (const int by = revokedBy_.load(); by >= 0) {
-      raise(ErrorCode::Revoked, "rank {} revoked the communicator (loomCommRevoke)", by);
+  void throwIfRevoked() {
+    const int by = revokedBy_.load();
+    if (by < 0) return;
+    if (!revokedOnMismatch_.empty() && !mismatchReported_.exchange(true)) {
+      raise(ErrorCode::InvalidUsage,
+            "rank {} found ranks in different calls and revoked the communicator, so that no "
+            "rank waits for its deadline: {}",
+            by, revokedOnMismatch_);
     }
+    raise(ErrorCode::Revoked, "rank {} revoked the communicator ({})", by,
+          revokedOnMismatch_.empty() ? "loomCommRevoke" : "it found ranks in different calls");
   }
 
-  void revoke() override {
+  void revoke(std::string_view mismatch) override {
     std::unique_lock lock(mu_, std::defer_lock);
     const Deadline deadline = Deadline::after(kRevokeLimit);
     while (!lock.try_lock()) {
@@ -178,7 +185,7 @@ class BootstrapClient final : public Bootstrap {
     }
     if (left_ || failed_.load(std::memory_order_acquire)) return;
     try {
-      const std::string bytes = message(MessageKind::Revoke, "");
+      const std::string bytes = message(MessageKind::Revoke, mismatch.substr(0, kMaxErrorBytes));
       sendAll(sock_.fd(), bytes.data(), bytes.size(), deadline, nullptr, peerName());
     } catch (const Error& e) {
       // A partial write leaves the stream out of step: nothing more can be said on it.
@@ -188,6 +195,10 @@ class BootstrapClient final : public Bootstrap {
   }
 
   int revokedBy() const override { return revokedBy_.load(); }
+
+  std::string revokedOnMismatch() const override {
+    return revokedBy_.load() >= 0 ? revokedOnMismatch_ : std::string();
+  }
 
   bool reportStatus(const PeerStatus& mine) override {
     if (failed_.load(std::memory_order_acquire)) return false;
@@ -388,8 +399,10 @@ class BootstrapClient final : public Bootstrap {
     // The parser checked the payload's size.
     const uint32_t by = wire::getU32(reinterpret_cast<const uint8_t*>(frame.payload.data()));
     if (by >= static_cast<uint32_t>(nranks_)) protocolError(fmt::format("revoked by rank {}", by));
-    int none = -1;
-    revokedBy_.compare_exchange_strong(none, static_cast<int>(by));
+    if (revokedBy_.load() >= 0) return;  // announced once; nothing to change
+    // Written once, under mu_, before revokedBy_ publishes it to other threads.
+    revokedOnMismatch_ = frame.payload.substr(kRevokedBytes);
+    revokedBy_.store(static_cast<int>(by));
   }
 
   void refuseOnError(const Frame& frame) const {
@@ -445,6 +458,8 @@ class BootstrapClient final : public Bootstrap {
   bool serverClosing_ = false;  // the server's process announced it is leaving
   std::string hostLeftAfter_;   // ... and the first error its calls met (Closing)
   std::atomic<int> revokedBy_{-1};
+  std::string revokedOnMismatch_;  // the Revoked frame's why
+  std::atomic<bool> mismatchReported_{false};
   int hostRank_ = -1;  // the rank whose process runs the server, if one does
   bool left_ = false;
   // The first error, rethrown by every later call.

@@ -22,6 +22,7 @@ std::optional<Frame> FrameParser::next() {
   const uint32_t zero = wire::getU32(header + 4);
   const uint64_t length = wire::getU64(header + 8);
   uint64_t limit = 0;
+  uint64_t least = 0;
   bool exact = false;  // the payload has exactly `limit` bytes
   switch (static_cast<FrameKind>(rawKind)) {
     case FrameKind::Ok:
@@ -33,8 +34,8 @@ std::optional<Frame> FrameParser::next() {
       exact = true;
       break;
     case FrameKind::Revoked:
-      limit = kRevokedBytes;
-      exact = true;
+      least = kRevokedBytes;
+      limit = kRevokedBytes + kMaxErrorBytes;
       break;
     case FrameKind::Left:
       limit = 0;
@@ -63,6 +64,11 @@ std::optional<Frame> FrameParser::next() {
   if (length > limit || (exact && length != limit)) {
     error_ = fmt::format("frame of kind {} declares {} bytes, {} {}", rawKind, length,
                          exact ? "not" : "over its bound of", limit);
+    throw Error(ErrorCode::RemoteError, error_);
+  }
+  if (length < least) {
+    error_ = fmt::format("frame of kind {} declares {} bytes, under its least of {}", rawKind,
+                         length, least);
     throw Error(ErrorCode::RemoteError, error_);
   }
   if (queue_.size() - kFrameHeaderBytes < length) return std::nullopt;
@@ -111,7 +117,7 @@ std::optional<ClientMessage> MessageParser::next() {
       break;
     case MessageKind::Revoke:
       message.kind = ClientMessage::Kind::Revoke;
-      limit = 0;
+      limit = kMaxErrorBytes;
       break;
     case MessageKind::Shrink:
       message.kind = ClientMessage::Kind::Shrink;

@@ -71,7 +71,7 @@ struct ClientMessage {
   enum class Kind { Hello, Round, Leave, Status, Query, Revoke, Shrink };
   Kind kind = Kind::Hello;
   Hello hello;        // Kind::Hello
-  std::string blob;   // Kind::Round; Kind::Leave: why; Kind::Shrink: the
+  std::string blob;   // Kind::Round; Kind::Leave, Kind::Revoke: why; Kind::Shrink: the
                       // payload, which the server decodes once it knows nranks
   PeerStatus status;  // Kind::Status
 };

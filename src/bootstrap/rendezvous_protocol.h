@@ -21,7 +21,9 @@
 //              sequence u64, count u64
 //              (sent only when a wait got slow, and when that call ends)
 //       Query  empty: asks for every rank's last Status
-//       Revoke empty: this rank revokes the communicator (loomCommRevoke)
+//       Revoke why, <= kMaxErrorBytes: this rank revokes the communicator;
+//              empty for loomCommRevoke, else the rank found ranks in
+//              different calls and `why` is its error
 //       Shrink window-ms u32, count u32, count x rank u32: this rank asks to
 //              shrink the communicator without those ranks (shrink_agreement.h)
 //   server -> client  frame: kind u32, zero u32, length u64, payload
@@ -44,8 +46,9 @@
 //              first (empty: none)
 //       Left   empty: answers Leave once the others were told, so the leaving
 //              process may exit without cutting that message off
-//       Revoked rank u32: that rank revoked the communicator; sent once, to
-//              every rank, at any time (not an error: rounds still complete)
+//       Revoked rank u32, why (<= kMaxErrorBytes, the Revoke's): that rank
+//              revoked the communicator; sent once, to every rank, at any time
+//              (not an error: rounds still complete)
 //       Agreed (answers Shrink once the survivors agreed): port u32 of the
 //              survivors' new rendezvous (0: none), salt[16], count u32, count
 //              x rank u32: every rank out of the communicator, ascending

@@ -202,7 +202,7 @@ void RendezvousServer::readFrom(Client& c) {
           onQuery(c);
           break;
         case ClientMessage::Kind::Revoke:
-          onRevoke(c);
+          onRevoke(c, message->blob);
           break;
         case ClientMessage::Kind::Shrink:
           onShrink(c, message->blob);
@@ -345,7 +345,7 @@ void RendezvousServer::onQuery(Client& c) {
   enqueue(c, std::make_shared<const std::string>(frame(FrameKind::States, encodeReports(reports))));
 }
 
-void RendezvousServer::onRevoke(Client& c) {
+void RendezvousServer::onRevoke(Client& c, const std::string& why) {
   if (!c.joined || !allJoined_) {
     drop(c, "revoked before all ranks joined", true);
     return;
@@ -353,10 +353,10 @@ void RendezvousServer::onRevoke(Client& c) {
   if (revokedBy_ >= 0) return;  // everyone was told already
   revokedBy_ = c.rank;
   LOOM_INFO("rendezvous {}: {} revokes the communicator", address_, c.name());
-  uint8_t payload[kRevokedBytes];
-  wire::putU32(payload, static_cast<uint32_t>(c.rank));
+  uint8_t rank[kRevokedBytes];
+  wire::putU32(rank, static_cast<uint32_t>(c.rank));
   const auto revoked = std::make_shared<const std::string>(
-      frame(FrameKind::Revoked, asText({payload, kRevokedBytes})));
+      frame(FrameKind::Revoked, std::string(asText({rank, kRevokedBytes})) + why));
   for (Client* member : byRank_) {
     if (member != nullptr && !member->left) enqueue(*member, revoked);
   }

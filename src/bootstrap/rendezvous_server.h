@@ -43,7 +43,7 @@ class RendezvousServer {
   void onLeave(Client& client, const std::string& why);
   void onStatus(Client& client, const PeerStatus& status);
   void onQuery(Client& client);
-  void onRevoke(Client& client);
+  void onRevoke(Client& client, const std::string& why);
   void onShrink(Client& client, std::string_view payload);
   void decideShrinkIfReady();
   uint16_t startSurvivorsRendezvous(const ShrinkSalt& salt);

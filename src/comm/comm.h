@@ -117,6 +117,8 @@ struct loomComm {
   /// shared memory when there is one (local peers write it), else ownRevoked.
   std::atomic<int32_t>* revokedBy = &ownRevoked;
   std::atomic<int32_t> ownRevoked{0};
+  /// This rank revoked it on finding ranks in different calls (revokeOnMismatch).
+  bool revokedOnMismatch = false;
   std::atomic<int> asyncError{0};  // a loomResult_t
   std::atomic<int> activeCalls{0};
   loom::CommStats stats;
@@ -210,6 +212,12 @@ void markRevoked(Comm& comm, int byRank);
 /// loomCommRevoke: marks it here and on every rank of this host, and has the
 /// rendezvous tell the others. Does not wait for anything.
 void revokeComm(Comm& comm);
+/// A call of this rank found ranks in different calls (`error` says which).
+/// Where ranks span hosts it revokes the communicator through the rendezvous,
+/// so that ranks on other hosts, which cannot read this rank's status, stop
+/// at once instead of at their deadline. Ranks of this host learn of the
+/// mismatch from that status (checkLocalPeersGaveUp), as on one host.
+void revokeOnMismatch(Comm& comm, const std::string& error);
 /// Error(Revoked) naming the revoking rank.
 [[noreturn]] void raiseRevoked(const Comm& comm, int byRank);
 

@@ -245,7 +245,8 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank,
     try {
       self->bootstrap->checkPeers();
     } catch (const Error& e) {
-      if (e.code() == ErrorCode::Revoked) markRevoked(*self, self->bootstrap->revokedBy());
+      // A revoke on a mismatch surfaces once as InvalidUsage.
+      if (const int by = self->bootstrap->revokedBy(); by >= 0) markRevoked(*self, by);
       throw;
     }
   };

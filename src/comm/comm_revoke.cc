@@ -30,11 +30,22 @@ void revokeComm(Comm& comm) {
     }
     comm.shm->myDoorbell().ring();  // a wait of this rank in another thread
   }
-  if (comm.bootstrap && !comm.allLocal) comm.bootstrap->revoke();
+  if (comm.bootstrap && !comm.allLocal) comm.bootstrap->revoke("");
+}
+
+void revokeOnMismatch(Comm& comm, const std::string& error) {
+  if (comm.allLocal || !comm.bootstrap) return;
+  comm.revokedOnMismatch = true;
+  markRevoked(comm, comm.rank);
+  comm.bootstrap->revoke(error);
 }
 
 [[noreturn]] void raiseRevoked(const Comm& comm, int byRank) {
-  raise(ErrorCode::Revoked, "rank {} revoked the communicator (loomCommRevoke){}", byRank,
+  const bool onMismatch = byRank == comm.rank
+                              ? comm.revokedOnMismatch
+                              : comm.bootstrap && !comm.bootstrap->revokedOnMismatch().empty();
+  raise(ErrorCode::Revoked, "rank {} revoked the communicator ({}){}", byRank,
+        onMismatch ? "it found ranks in different calls" : "loomCommRevoke",
         byRank == comm.rank ? "" : "; this rank's calls on it fail from now on");
 }
 

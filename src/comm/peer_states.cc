@@ -180,8 +180,9 @@ void raiseFirstCause(Comm& comm, const Error& seen) {
     try {
       comm.bootstrap->checkPeers();
     } catch (const Error& cause) {
-      if (cause.code() == ErrorCode::Revoked) {
-        markRevoked(comm, comm.bootstrap->revokedBy());
+      // Revoked, or the mismatch a revoking rank found: the first cause.
+      if (const int by = comm.bootstrap->revokedBy(); by >= 0) {
+        markRevoked(comm, by);
         throw;
       }
       const std::string_view first = cause.what();

@@ -66,11 +66,13 @@ void runDirectRounds(DirectExecutor& direct, const Operation& op, const ReduceCo
 /// failure so that local peers still waiting in this call fail at once too.
 [[noreturn]] void raiseCallMismatch(Comm& comm, const Operation& op, uint64_t sequence, int peer) {
   comm.callMismatched = true;
-  raise(ErrorCode::InvalidUsage,
-        "rank {} called #{}: {}, but rank {} {}: every rank must make the same collective calls "
-        "in the same order (LOOM_CHECK=1 compares each call before it runs)",
-        comm.rank, sequence, describeCallShape(op.collective, op.count, op.type, op.op, op.root),
-        peer, describeLocalCall(comm, peer));
+  const std::string error = fmt::format(
+      "rank {} called #{}: {}, but rank {} {}: every rank must make the same collective calls "
+      "in the same order (LOOM_CHECK=1 compares each call before it runs)",
+      comm.rank, sequence, describeCallShape(op.collective, op.count, op.type, op.op, op.root),
+      peer, describeLocalCall(comm, peer));
+  revokeOnMismatch(comm, error);
+  throw Error(ErrorCode::InvalidUsage, error);
 }
 
 void runDirect(Comm& comm, const Operation& op, uint64_t sequence, Waiter& waiter) {

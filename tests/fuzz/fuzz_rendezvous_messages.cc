@@ -62,8 +62,8 @@ std::string encode(const ClientMessage& m) {
       FUZZ_CHECK(m.blob.empty());
       return message(MessageKind::Query, "");
     case ClientMessage::Kind::Revoke:
-      FUZZ_CHECK(m.blob.empty());
-      return message(MessageKind::Revoke, "");
+      FUZZ_CHECK(m.blob.size() <= kMaxErrorBytes);
+      return message(MessageKind::Revoke, m.blob);
     case ClientMessage::Kind::Shrink:
       FUZZ_CHECK(m.blob.size() <= kMaxShrinkBytes);
       checkShrinkRequest(m.blob);

@@ -109,6 +109,9 @@ def seeds():
         "query_with_payload": b"\x04" + h + message(4, b"?"),
         "revoke": b"\x05" + h + message(1, b"r") + message(5) + message(4),
         "revoke_with_payload": b"\x03" + h + message(5, b"x"),
+        "revoke_on_mismatch": b"\x02" + h + message(5, b"rank 2 called #3: AllReduce of 4 float32"
+                                                    b" elements (sum), but rank 1 ..."),
+        "revoke_too_long": b"\x01" + h + message(5, b"m" * 4097),
         "shrink": b"\x04" + h + message(6, struct.pack("<II", 30000, 2) + struct.pack("<II", 1, 3)),
         "shrink_empty": b"\x02" + h + message(6, struct.pack("<II", 0, 0)),
         "shrink_count_past_end": b"\x03" + h + message(6, struct.pack("<II", 5, 9)),
@@ -136,6 +139,9 @@ def seeds():
         "revoked_between_gathers": b"\x06\x02" + frame(3, g) + frame(8, struct.pack("<I", 2))
         + frame(3, g),
         "revoked_short": b"\x02\x01" + frame(8, b"\x01\x00"),
+        "revoked_on_mismatch": b"\x03\x02" + frame(8, struct.pack("<I", 1) + b"rank 1 called #0: "
+                                                   b"AllReduce of 4 float32 elements (max) ..."),
+        "revoked_too_long": b"\x02\x01" + frame(8, struct.pack("<I", 1) + b"m" * 4097),
         "agreed": b"\x03\x03" + frame(9, struct.pack("<I", 40123) + bytes(range(16))
                                         + struct.pack("<III", 2, 1, 3)),
         "agreed_unsorted": b"\x02\x03" + frame(9, struct.pack("<I", 1) + bytes(16)

@@ -105,7 +105,7 @@ else
   echo "ok   LOOM_NET=ib without RDMA ports: refused on every rank"
 fi
 
-# The hierarchical all-reduce, forced:# The hierarchical all-reduce, forced: every dtype and op on 2 hosts x 2
+# The hierarchical all-reduce, forced: every dtype and op on 2 hosts x 2
 # interleaved ranks, and 2 hosts x 3 ranks (odd shards).
 RUN_ENV=LOOM_ALGO=hierarchical run "2x2-hierarchical" 0 1 0 1 -- \
   allreduce -b 4 -e 1M -f 64 -c 1 -n 1 -w 0 -d all -o all || failed=1
@@ -169,5 +169,38 @@ else
   done
   echo "ring order for ranks 0,2 on host 1 and 1,3 on host 2: ${ring[*]} ($crossings host crossings)"
   if ((crossings != 2)); then echo "FAIL: the ring crosses hosts $crossings times, not 2"; failed=1; fi
+fi
+
+# Ranks in different calls across hosts: rank 3 reduces with max, the others
+# with sum, rank 0 on host 1 and ranks 1-3 on host 2; the tuner's ring is
+# 0 1 3 2. Ranks 3 and 2 find the mismatch from the call stamps, rank 1 from
+# their status on its host; rank 0 only waits for rank 2, and hears of it from
+# the rendezvous (the finder revokes the communicator). Without that it waited
+# until LOOM_TIMEOUT (60 s) where the finders stayed alive, or blamed a rank
+# that "disconnected without leaving" where they exited, as loom_perf does.
+port=$((port + 1))
+mm_pids=()
+mm_hosts=(0 1 1 1)
+mm_start=$SECONDS
+for r in 0 1 2 3; do
+  op=sum
+  ((r == 3)) && op=max
+  h=${mm_hosts[$r]}
+  ip netns exec "${NETNS_HOSTS[$h]}" env LOOM_DEBUG=INFO LOOM_ALGO=ring LOOM_COMM_ID="${NETNS_ADDRS[0]}:$port" \
+    LOOM_SECRET="$secret" LOOM_WORLD_SIZE=4 LOOM_RANK=$r LOOM_TIMEOUT=60 \
+    LOOM_SOCKET_IFNAME="${NETNS_IFS[$h]}" timeout -s KILL 90 "$perf" allreduce -b 16K -e 16K \
+    -n 1 -w 0 -o $op > "$work/mismatch.$r" 2>&1 &
+  mm_pids+=($!)
+done
+mm_ok=0
+for pid in "${mm_pids[@]}"; do wait "$pid" && mm_ok=$((mm_ok + 1)); done
+mm_took=$((SECONDS - mm_start))
+if ((mm_ok > 0 || mm_took > 20)) ||
+  ! grep -q "found ranks in different calls and revoked the communicator" "$work/mismatch.0"; then
+  echo "FAIL: a mismatch across hosts: $mm_ok rank(s) succeeded, $mm_took s, rank 0 said:"
+  for r in 0 1 2 3; do sed "s/^/  [rank $r] /" "$work/mismatch.$r" | grep -v "^ *\[rank .\] #" | tail -8; done
+  failed=1
+else
+  echo "ok   ranks in different calls across hosts: every rank failed within $mm_took s"
 fi
 exit $failed

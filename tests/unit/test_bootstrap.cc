@@ -222,14 +222,16 @@ TEST(BootstrapLiveness, RevokeIsAnnouncedToEveryRankAndRoundsStillComplete) {
   const UniqueId id = loopbackServer();
   auto boots = joinAll(id, 3);
   for (auto& boot : boots) boot->checkPeers();
-  boots[1]->revoke();
-  boots[1]->revoke();  // twice: announced once
+  boots[1]->revoke("");
+  boots[1]->revoke("");  // twice: announced once
   for (int r = 0; r < 3; ++r) {
     ErrorCode code = ErrorCode::InternalError;
     const auto [error, took] = pollPeers(*boots[r], 3s, &code);
     EXPECT_EQ(code, ErrorCode::Revoked) << error;
-    EXPECT_NE(error.find("rank 1 revoked"), std::string::npos) << error;
+    EXPECT_NE(error.find("rank 1 revoked the communicator (loomCommRevoke)"), std::string::npos)
+        << error;
     EXPECT_EQ(boots[r]->revokedBy(), 1);
+    EXPECT_EQ(boots[r]->revokedOnMismatch(), "");
   }
   // Not sticky for rounds: survivors can still agree over the bootstrap.
   std::vector<std::thread> threads;
@@ -242,10 +244,40 @@ TEST(BootstrapLiveness, RevokeIsAnnouncedToEveryRankAndRoundsStillComplete) {
   for (int r = 0; r < 3; ++r) EXPECT_EQ(gathered[r], (std::vector<std::string>{"0", "1", "2"}));
 }
 
+// A rank that found ranks in different calls revokes with its error: every
+// rank's next check reports that error once (InvalidUsage, the call then
+// waiting is the one the ranks disagreed on), then the revoke, saying why.
+TEST(BootstrapLiveness, RevokeOnAMismatchCarriesTheError) {
+  const UniqueId id = loopbackServer();
+  auto boots = joinAll(id, 3);
+  const std::string mismatch = "rank 2 called #0: AllReduce of 4 float32 elements (max), but ...";
+  boots[2]->revoke(mismatch);
+  for (int r = 0; r < 3; ++r) {
+    ErrorCode code = ErrorCode::InternalError;
+    const std::string first = pollPeers(*boots[r], 3s, &code).first;
+    EXPECT_EQ(code, ErrorCode::InvalidUsage) << first;
+    EXPECT_NE(first.find("rank 2 found ranks in different calls and revoked the communicator"),
+              std::string::npos)
+        << first;
+    EXPECT_NE(first.find(mismatch), std::string::npos) << first;
+    EXPECT_EQ(boots[r]->revokedBy(), 2);
+    EXPECT_EQ(boots[r]->revokedOnMismatch(), mismatch);
+    const std::string later = pollPeers(*boots[r], 3s, &code).first;
+    EXPECT_EQ(code, ErrorCode::Revoked) << later;
+    EXPECT_NE(later.find("rank 2 revoked the communicator (it found ranks in different calls)"),
+              std::string::npos)
+        << later;
+  }
+  // A plain revoke after it changes nothing: announced once.
+  boots[0]->revoke("");
+  ErrorCode code = ErrorCode::InternalError;
+  EXPECT_NE(pollPeers(*boots[1], 3s, &code).first.find("rank 2 revoked"), std::string::npos);
+}
+
 TEST(BootstrapLiveness, RevokerLeavingWithoutGoodbyeIsStillARevoke) {
   const UniqueId id = loopbackServer();
   auto boots = joinAll(id, 3);
-  boots[1]->revoke();
+  boots[1]->revoke("");
   boots[1].reset();  // destroyed without leave(), as a revoked communicator is
   for (int r : {0, 2}) {
     ErrorCode code = ErrorCode::InternalError;
