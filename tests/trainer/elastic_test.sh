@@ -6,7 +6,8 @@
 # replica of two ranks lost: its surviving rank leaves), and dp 2 x pp 2 with a
 # random rank killed at a random step (seed printed; LOOM_FAULT_SEED repeats it).
 # Under loomrun --respawn the world then grows back: dp 4 and dp 2 x tp 2 again
-# take in a replacement (and, for tp 2, the broken replica's surviving rank).
+# take in a replacement (and, for tp 2, the broken replica's surviving rank);
+# and dp 4 again when the first replacement dies as it joins.
 set -euo pipefail
 train=$1
 loomrun=$2
@@ -68,4 +69,11 @@ check_grown "dp 4 respawned" "grew back to 4 ranks (dp 4)"
 RESPAWN=1 check_case "dp 2 x tp 2, rank 1 killed at step 10, respawned" 1:10 \
   "redoing step 11 on 2 ranks (dp 1)" --dp 2 --tp 2
 check_grown "dp 2 x tp 2 respawned" "grew back to 4 ranks (dp 2)"
+# The replacement dies as it joins (LOOM_TRAIN_KILL=...,joiner): the members'
+# grow fails, they agree to go on at dp 3, and the next replacement (the
+# second respawn) is taken in at a later step.
+RESPAWN=2 check_case "dp 4, rank 2 killed at step 10, its replacement killed joining" \
+  2:10,joiner "redoing step 11 on 3 ranks (dp 3)" --dp 4
+check_grown "dp 4, replacement lost joining" "growing back failed; step 11 goes on with 3 ranks"
+check_grown "dp 4, replacement lost joining" "grew back to 4 ranks (dp 4)"
 echo "elastic_test: ok"

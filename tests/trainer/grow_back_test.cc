@@ -4,14 +4,17 @@
 #include "app/grow_back.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace loom::train {
 namespace {
@@ -90,6 +93,27 @@ TEST_F(GrowChannelTest, GivesUpAfterItsTimeout) {
   EXPECT_THROW(channel.awaitPlan(100ms), std::runtime_error);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 100ms);
   EXPECT_TRUE(channel.waiting().empty());
+}
+
+// A rank that died while it waited is not offered to a grow (which would
+// wait for it in vain), and its file goes; the living ones keep their order.
+TEST_F(GrowChannelTest, ADeadWaiterIsDroppedAndItsFileRemoved) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // reaped: its pid names no process
+  const auto announce = [&](int pid) {
+    std::FILE* file = std::fopen((dir_ + "/waiting." + std::to_string(pid)).c_str(), "w");
+    ASSERT_NE(file, nullptr);
+    std::fclose(file);
+    std::this_thread::sleep_for(20ms);  // distinct times: the list is in order of arrival
+  };
+  announce(child);
+  announce(::getpid());
+  announce(::getppid());
+  const GrowChannel channel(dir_);
+  EXPECT_EQ(channel.waiting(), (std::vector<int>{::getpid(), ::getppid()}));
+  EXPECT_FALSE(fs::exists(dir_ + "/waiting." + std::to_string(child)));
 }
 
 TEST(GrowBack, DirectoryAndReplacementComeFromTheLauncher) {

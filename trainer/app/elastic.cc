@@ -11,6 +11,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/grow_back.h"
@@ -123,20 +125,42 @@ int ranksWaitingToJoin(const loom::Comm& world, const GrowChannel& channel, int 
 }
 
 /// Grows `world` by the first `joiners` waiting ranks and updates the grid.
-/// A failure here is not recovered from (the world is half grown).
-void growWithWaitingRanks(loom::Comm& world, const GrowChannel& channel, TrainOptions& options,
+/// False when a rank was lost on the way (a new one, or a member): then every
+/// member keeps `world` as it was, and a later step may try again. The
+/// members agree on the outcome over `world`, since a rank can see its part
+/// of the grow succeed while another's failed. If a member died, that
+/// agreement fails too, and the step's recovery (shrink) takes over.
+bool growWithWaitingRanks(loom::Comm& world, const GrowChannel& channel, TrainOptions& options,
                           int step, int joiners) {
   std::vector<int> pids(static_cast<size_t>(joiners));
   if (world.rank() == 0) {
     pids = channel.waiting();
     pids.resize(static_cast<size_t>(joiners));
   }
+  std::optional<loom::Comm> grown;
   try {
-    world = growAsMember(world, channel, pids, options.grid, step);
+    grown = growAsMember(world, channel, pids, options.grid, step);
   } catch (const loom::Exception& e) {
-    throw std::runtime_error(std::string("growing the world back failed: ") + e.what());
+    if (!peerFailure(e)) throw;
+    std::fprintf(stderr, "loom-train: rank %d: growing back at step %d failed (%s)\n", world.rank(),
+                 step, e.what());
+    std::fflush(stderr);
   }
+  std::array<int32_t, 1> everywhere = {grown ? 1 : 0};
+  world.allReduce(std::span<int32_t>(everywhere), loomMin);
+  if (everywhere[0] == 0) return false;
+  world = std::move(*grown);
   options.grid.dp += joiners / (options.grid.tp * options.grid.pp);
+  return true;
+}
+
+/// The replacement SIGKILLs itself as it joins, once per job: the marker in
+/// the grow directory keeps its own replacement alive.
+void dieOnceAsJoiner(const std::string& growDirectory) {
+  const std::string marker = growDirectory + "/killed-joiner";
+  if (::access(marker.c_str(), F_OK) == 0) return;
+  std::fclose(std::fopen(marker.c_str(), "w"));
+  ::kill(::getpid(), SIGKILL);
 }
 
 /// Collective: every rank takes the state of replica 0's rank at its place
@@ -161,8 +185,18 @@ void shareReplicaState(const loom::Comm& world, const GridShape& shape, Trainer&
 
 InjectedFault injectedFault() {
   InjectedFault fault;
-  if (const char* text = std::getenv("LOOM_TRAIN_KILL")) {
-    if (std::sscanf(text, "%d:%d", &fault.rank, &fault.step) != 2) fault = {};
+  const char* text = std::getenv("LOOM_TRAIN_KILL");
+  if (text == nullptr) return fault;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string item(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (item == "joiner") {
+      fault.joiner = true;
+    } else if (std::sscanf(item.c_str(), "%d:%d", &fault.rank, &fault.step) != 2) {
+      fault.rank = fault.step = -1;
+    }
   }
   return fault;
 }
@@ -173,21 +207,39 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
   const int startingDp = options.grid.dp;  // the command line's: what growing restores
   const int samplesPerReplica = options.samplesPerRank();
   const int ranksPerReplica = options.grid.tp * options.grid.pp;
-  // A replacement's LOOM_RANK is the dead rank's: the fault is not its own.
-  const InjectedFault fault = joining ? InjectedFault{} : injectedFault();
+  // A replacement's LOOM_RANK is the dead rank's: a rank's fault is not its own.
+  const InjectedFault fault = injectedFault();
+  const int faultRank = joining ? -1 : fault.rank;
   const int startRank = joining ? -1 : world.rank();  // -1: a replacement
   int step = 0;
   std::unique_ptr<Trainer> trainer;
+  const std::function<void()> joinedHook = [&] {
+    if (fault.joiner) dieOnceAsJoiner(channel.directory());
+  };
   // Waits to be taken into the world, then takes replica 0's state. False
-  // when the others finished without it.
+  // when the others finished without it. A grow that fails on the way (a
+  // rank lost: the members go on without this one) sends it back to waiting.
   const auto waitToBeTakenIn = [&] {
     const auto joinedAt = std::chrono::steady_clock::now();
-    std::optional<loom::Comm> joined = joinAsNewRank(channel, options.grid, step, growTimeout());
-    if (!joined) return false;
-    world = std::move(*joined);
-    options.batch = samplesPerReplica * options.grid.dp;
-    trainer = std::make_unique<Trainer>(world.get(), options, corpus);
-    shareReplicaState(world, options.grid, *trainer, nullptr);
+    for (;;) {
+      try {
+        std::optional<loom::Comm> joined =
+            joinAsNewRank(channel, options.grid, step, growTimeout(), joinedHook);
+        if (!joined) return false;
+        world = std::move(*joined);
+        options.batch = samplesPerReplica * options.grid.dp;
+        trainer = std::make_unique<Trainer>(world.get(), options, corpus);
+        shareReplicaState(world, options.grid, *trainer, nullptr);
+        break;
+      } catch (const loom::Exception& e) {
+        if (!peerFailure(e)) throw;
+        std::fprintf(stderr, "loom-train: pid %d: being taken in failed (%s); waiting again\n",
+                     static_cast<int>(::getpid()), e.what());
+        std::fflush(stderr);
+        trainer.reset();
+        world = loom::Comm();
+      }
+    }
     if (callbacks.onGrown)
       callbacks.onGrown(step, world.size(), options.grid.dp, secondsSince(joinedAt), false);
     return true;
@@ -208,31 +260,39 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
         if (joiners > 0) {
           const auto grewAt = std::chrono::steady_clock::now();
           trainer.reset();
-          growWithWaitingRanks(world, channel, options, step, joiners);
-          options.batch = samplesPerReplica * options.grid.dp;
-          trainer = std::make_unique<Trainer>(world.get(), options, corpus);
-          shareReplicaState(world, options.grid, *trainer, &states.current);
-          states = {};
-          states.record(step, trainer->snapshot());
-          if (callbacks.onGrown) {
-            callbacks.onGrown(step, world.size(), options.grid.dp, secondsSince(grewAt),
-                              world.rank() == 0);
+          if (growWithWaitingRanks(world, channel, options, step, joiners)) {
+            options.batch = samplesPerReplica * options.grid.dp;
+            trainer = std::make_unique<Trainer>(world.get(), options, corpus);
+            shareReplicaState(world, options.grid, *trainer, &states.current);
+            states = {};
+            states.record(step, trainer->snapshot());
+            if (callbacks.onGrown) {
+              callbacks.onGrown(step, world.size(), options.grid.dp, secondsSince(grewAt),
+                                world.rank() == 0);
+            }
+          } else {
+            trainer = std::make_unique<Trainer>(world.get(), options, corpus);
+            trainer->restore(states.current);
+            if (callbacks.onGrowFailed) {
+              callbacks.onGrowFailed(step, world.size(), options.grid.dp, world.rank() == 0);
+            }
           }
         }
       }
-      if (startRank == fault.rank && step == fault.step) ::kill(::getpid(), SIGKILL);
+      if (startRank == faultRank && step == fault.step) ::kill(::getpid(), SIGKILL);
       const StepStats stats = trainer->step(step);
       callbacks.onStep(stats, world.rank() == 0);
       ++step;
       continue;
     } catch (const loom::Exception& e) {
-      if (!peerFailure(e) || trainer == nullptr) throw;
+      // The trainer is null only while growing: a member lost then.
+      if (!peerFailure(e)) throw;
       std::fprintf(stderr, "loom-train: rank %d: step %d failed (%s); recovering\n", startRank,
                    step, e.what());
       std::fflush(stderr);
     }
     const auto failedAt = std::chrono::steady_clock::now();
-    trainer->revokeAll();
+    if (trainer != nullptr) trainer->revokeAll();
     trainer.reset();
     const Recovery recovery = shrinkToCompleteReplicas(world, options, step);
     if (recovery.leave) {

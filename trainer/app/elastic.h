@@ -31,6 +31,9 @@ struct ElasticCallbacks {
   /// its size, and the seconds the growing took (on a new rank: from the
   /// start of its wait).
   std::function<void(int step, int ranks, int dp, double seconds, bool leader)> onGrown;
+  /// A grow failed (a rank was lost on the way): the world goes on at its
+  /// size with the step it was at; a later step tries again.
+  std::function<void(int step, int ranks, int dp, bool leader)> onGrowFailed;
 };
 
 /// Trains options.steps steps on `world`, which it replaces by the survivors'
@@ -46,10 +49,13 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
 
 /// The fault injection of the elastic tests: LOOM_TRAIN_KILL="R:S" makes world
 /// rank R (of the world the run started with) SIGKILL itself at the start of
-/// step S. Empty or unset: nothing.
+/// step S; "joiner" makes the first rank taken in by a grow SIGKILL itself
+/// once the grown communicator exists (once per job). Both may be given,
+/// separated by a comma ("2:10,joiner"). Empty or unset: nothing.
 struct InjectedFault {
   int rank = -1;
   int step = -1;
+  bool joiner = false;
 };
 InjectedFault injectedFault();
 

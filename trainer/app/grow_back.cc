@@ -1,9 +1,11 @@
 #include "app/grow_back.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -85,6 +87,11 @@ std::vector<int> GrowChannel::waiting() const {
     int pid = 0;
     char rest = 0;
     if (std::sscanf(name.c_str(), "waiting.%d%c", &pid, &rest) != 1) continue;
+    // The directory is loomrun's, on this machine: the pid is a local process.
+    if (::kill(pid, 0) != 0 && errno == ESRCH) {
+      fs::remove(entry.path(), error);
+      continue;
+    }
     found.emplace_back(entry.last_write_time(error), pid);
   }
   std::sort(found.begin(), found.end());
@@ -162,13 +169,15 @@ loom::Comm growAsMember(const loom::Comm& world, const GrowChannel& channel,
 }
 
 std::optional<loom::Comm> joinAsNewRank(const GrowChannel& channel, GridShape& shape, int& step,
-                                        std::chrono::milliseconds timeout) {
+                                        std::chrono::milliseconds timeout,
+                                        const std::function<void()>& joined) {
   const std::optional<GrowPlan> found = channel.awaitPlan(timeout);
   if (!found) return std::nullopt;
   const GrowPlan& plan = *found;
   const int index = static_cast<int>(std::find(plan.pids.begin(), plan.pids.end(), ::getpid()) -
                                      plan.pids.begin());
   loom::Comm grown = loom::Comm::joinGrown(plan.nranks, plan.id, plan.firstNewRank + index);
+  if (joined) joined();
   std::array<int32_t, 2> header{};
   grown.broadcast(std::span<int32_t>(header), 0);
   step = header[0];

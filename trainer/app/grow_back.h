@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <loom/loom.hpp>
 #include <optional>
 #include <string>
@@ -38,8 +39,11 @@ class GrowChannel {
  public:
   explicit GrowChannel(std::string directory) : directory_(std::move(directory)) {}
   bool enabled() const { return !directory_.empty(); }
+  const std::string& directory() const { return directory_; }
 
-  /// The pids waiting to join, in the order they announced themselves.
+  /// The pids waiting to join, in the order they announced themselves. A
+  /// process that died waiting (or while it was being taken in) is dropped,
+  /// and its file removed, so that a grow never waits for it.
   std::vector<int> waiting() const;
   /// Writes `plan` (atomically: a reader never sees half of it) and removes
   /// the chosen ranks' waiting files.
@@ -64,7 +68,10 @@ loom::Comm growAsMember(const loom::Comm& world, const GrowChannel& channel,
 /// A waiting rank: joins the world a plan names it in. Returns the world
 /// ordered as the grid, and sets `shape` (its dp) and `step` from the
 /// members; nullopt when the members finished without taking it in.
+/// `joined` runs once the grown communicator exists, before this rank's
+/// first call on it (the elastic tests' fault injection).
 std::optional<loom::Comm> joinAsNewRank(const GrowChannel& channel, GridShape& shape, int& step,
-                                        std::chrono::milliseconds timeout);
+                                        std::chrono::milliseconds timeout,
+                                        const std::function<void()>& joined = {});
 
 }  // namespace loom::train

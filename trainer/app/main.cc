@@ -87,6 +87,12 @@ int runElastic(loom::Comm& world, const TrainOptions& options, const Corpus& cor
                 step + 1, seconds * 1e3);
     std::fflush(stdout);
   };
+  callbacks.onGrowFailed = [&](int step, int ranks, int dp, bool leader) {
+    if (!leader) return;
+    std::printf("loom-train: growing back failed; step %d goes on with %d ranks (dp %d)\n",
+                step + 1, ranks, dp);
+    std::fflush(stdout);
+  };
   if (!runElasticTraining(world, options, corpus, callbacks, joining)) {
     std::fprintf(stderr, "loom-train: rank %d: %s; it leaves\n", startRank,
                  joining ? "the others finished without taking it in"
