@@ -153,9 +153,11 @@ struct loomComm {
   /// Whether every rank could run the plan-walking kernel when the
   /// communicator was made (prepareDeviceWalk); -1 off the kernel path.
   int deviceWalkCapable = -1;
-  /// Whether some ranks are threads of one process, whose kernels can wait
-  /// behind each other depending on the streams of each call: their device
-  /// calls agree on a path call by call (prepareDeviceWalk; device_walk.h).
+  /// Whether two ranks of one process walk on one device, whose kernels can
+  /// wait behind each other depending on the streams of each call: their
+  /// device calls agree on a path call by call (prepareDeviceWalk;
+  /// device_walk.h). Ranks of one process on devices of their own decide
+  /// alone, as ranks in processes of their own do.
   bool deviceCallsAgree = false;
   /// Whether CUDA is loaded, answered per call without a system call; a cache,
   /// so validating a call (on a const communicator) may refresh it.

@@ -478,11 +478,11 @@ DeviceWalkState::~DeviceWalkState() {
 
 namespace {
 
-/// Whether a group's collectives walk, agreed with every rank (some ranks are
-/// threads of one process: whether their kernels could wait behind each other
-/// depends on each call's streams). Rebuilds the state on every rank when the
-/// ranks' devices moved. Throws RemoteError on every rank when any rank's
-/// previous walk failed.
+/// Whether a group's collectives walk, agreed with every rank (two ranks of
+/// one process are on one device: whether their kernels could wait behind
+/// each other depends on each call's streams). Rebuilds the state on every
+/// rank when the ranks' devices moved. Throws RemoteError on every rank when
+/// any rank's previous walk failed.
 bool agreeWithEveryRank(Comm& comm, std::span<const Operation> collectives,
                         const std::string& failure) {
   Offer mine = offerFor(comm, collectives);
@@ -521,8 +521,8 @@ bool agreeWithEveryRank(Comm& comm, std::span<const Operation> collectives,
   return true;
 }
 
-/// Whether a group's collectives walk, decided by this rank alone (every rank
-/// in a process of its own): from the call, whose kind of buffers, counts and
+/// Whether a group's collectives walk, decided by this rank alone (no two
+/// ranks of one process on one device): from the call, whose kind of buffers, counts and
 /// codecs every rank shares, and from the devices all ranks named when the
 /// communicator was made. So all ranks decide alike without a word, and a
 /// steady-state call makes no exchange at all. A rank whose previous walk
@@ -602,7 +602,6 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
 
 void prepareDeviceWalk(Comm& comm) {
   if (comm.config.cudaPath != CudaPath::Kernel) return;
-  comm.deviceCallsAgree = someRanksShareAProcess(comm);
   /// Whether a rank can walk now, and on which device (the current one).
   struct Ready {
     int32_t usable = 0;
@@ -636,6 +635,7 @@ void prepareDeviceWalk(Comm& comm) {
     where.queues.push_back(all[p].streamQueues);
   }
   comm.deviceWalkCapable = missing.empty() ? 1 : 0;
+  comm.deviceCallsAgree = someRanksShareADevice(comm, where);
   if (!missing.empty()) {
     if (comm.rank == 0 && missing.size() < all.size()) {
       LOOM_INFO(

@@ -25,8 +25,6 @@ bool canWalkHere();
 /// Whether ranks p and q live in one process (pids repeat across hosts and
 /// containers, so the host counts too).
 bool sameProcess(const Comm& comm, int p, int q);
-/// Whether any two ranks of `comm` are threads of one process.
-bool someRanksShareAProcess(const Comm& comm);
 /// The hardware queues CUDA gives each device of this process
 /// (CUDA_DEVICE_MAX_CONNECTIONS: 8 unless set, at most 32).
 int32_t streamQueues();
@@ -38,6 +36,9 @@ struct RankDevices {
 };
 /// How many ranks of rank p's process walk on rank p's device (p included).
 int ranksSharingDevice(const Comm& comm, const RankDevices& where, int p);
+/// Whether two ranks of one process walk on one device: only their kernels
+/// can queue behind each other, depending on each call's streams.
+bool someRanksShareADevice(const Comm& comm, const RankDevices& where);
 /// Why the ranks' walks might not all run at once: some process has more
 /// ranks on one device than half its hardware queues (`where` is every
 /// rank's, so every rank answers alike); empty when none has.

@@ -38,15 +38,6 @@ bool sameProcess(const Comm& comm, int p, int q) {
   return comm.peers[p].pid == comm.peers[q].pid && comm.peers[p].hostId == comm.peers[q].hostId;
 }
 
-bool someRanksShareAProcess(const Comm& comm) {
-  for (int p = 0; p < comm.nranks; ++p) {
-    for (int q = 0; q < p; ++q) {
-      if (sameProcess(comm, p, q)) return true;
-    }
-  }
-  return false;
-}
-
 int32_t streamQueues() {
   // CUDA's default; it reads the variable when it creates the context, which
   // a program sets before its first CUDA call.
@@ -65,6 +56,13 @@ int ranksSharingDevice(const Comm& comm, const RankDevices& where, int p) {
     sharing += sameProcess(comm, p, q) && where.devices[q] == where.devices[p] ? 1 : 0;
   }
   return sharing;
+}
+
+bool someRanksShareADevice(const Comm& comm, const RankDevices& where) {
+  for (int p = 0; p < comm.nranks; ++p) {
+    if (ranksSharingDevice(comm, where, p) > 1) return true;
+  }
+  return false;
 }
 
 std::string crowding(const Comm& comm, const RankDevices& where) {

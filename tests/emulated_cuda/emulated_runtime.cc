@@ -24,6 +24,8 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "emulated_cuda/emulated_memory.h"
@@ -50,16 +52,23 @@ cudaError_t fail(cudaError_t error) {
   return error;
 }
 
-/// The emulated context: the default stream, every stream (blocking ones are
+/// The emulated context: the default streams, every stream (blocking ones are
 /// what the legacy default stream's synchronous copies wait for) and the
-/// peer access enabled.
+/// peer access enabled. As in CUDA, each device has its legacy default
+/// stream, each thread its per-thread default stream on each device, and a
+/// device's synchronisations wait only for that device's streams: ranks that
+/// are threads of one process on devices of their own do not wait for each
+/// other's work.
 struct Context {
   std::mutex mutex;
   /// Owned here; a synchronisation holds its own references, so a stream
   /// destroyed meanwhile outlives it.
   std::map<Stream*, std::shared_ptr<Stream>> streams;
   std::set<std::pair<int, int>> peerAccess;
-  Stream* defaultStream = new Stream(false);  // never freed: it outlives static destruction
+  /// Default streams, made on first use and never freed: they outlive static
+  /// destruction. Keyed by device (legacy), and by thread and device.
+  std::map<int, Stream*> legacy;
+  std::map<std::pair<std::thread::id, int>, Stream*> perThread;
 };
 
 Context& context() {
@@ -74,19 +83,39 @@ bool isDefault(void* stream) {
   return handle == 0 || handle == 1 || handle == 2;  // legacy and per-thread handles
 }
 
-/// Waits for every stream (cudaDeviceSynchronize, cudaFree), or with
-/// `blockingOnly` for those the legacy default stream waits for (cudaMemcpy).
+/// The default stream a handle names on the current device.
+Stream& defaultStream(uintptr_t handle) {
+  Context& c = context();
+  const std::lock_guard<std::mutex> lock(c.mutex);
+  Stream*& s = handle == 2 ? c.perThread[{std::this_thread::get_id(), currentDevice}]
+                           : c.legacy[currentDevice];
+  if (s == nullptr) s = new Stream(false, currentDevice);
+  return *s;
+}
+
+/// Waits for every stream of the current device (cudaDeviceSynchronize,
+/// cudaFree), or with `blockingOnly` for those the legacy default stream
+/// waits for (cudaMemcpy).
 void synchronizeAll(bool blockingOnly = false) {
   Context& c = context();
   std::vector<std::shared_ptr<Stream>> streams;
+  std::vector<Stream*> defaults;
   {
     const std::lock_guard<std::mutex> lock(c.mutex);
-    for (const auto& [handle, stream] : c.streams) streams.push_back(stream);
+    for (const auto& [handle, stream] : c.streams) {
+      if (stream->device() == currentDevice) streams.push_back(stream);
+    }
+    for (const auto& [device, stream] : c.legacy) {
+      if (device == currentDevice) defaults.push_back(stream);
+    }
+    for (const auto& [key, stream] : c.perThread) {
+      if (key.second == currentDevice) defaults.push_back(stream);
+    }
   }
   for (const std::shared_ptr<Stream>& s : streams) {
     if (!blockingOnly || s->blocking()) s->synchronize();
   }
-  c.defaultStream->synchronize();
+  for (Stream* s : defaults) s->synchronize();
 }
 
 }  // namespace
@@ -94,7 +123,8 @@ void synchronizeAll(bool blockingOnly = false) {
 Event& eventOf(void* event) { return **static_cast<std::shared_ptr<Event>*>(event); }
 
 Stream& streamOf(void* stream) {
-  return isDefault(stream) ? *context().defaultStream : *static_cast<Stream*>(stream);
+  return isDefault(stream) ? defaultStream(reinterpret_cast<uintptr_t>(stream))
+                           : *static_cast<Stream*>(stream);
 }
 
 }  // namespace loom::emulated
@@ -229,7 +259,7 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) { return cudaStreamCreateWith
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
   if (stream == nullptr) return fail(cudaErrorInvalidValue);
   const bool blocking = (flags & cudaStreamNonBlocking) == 0;
-  auto s = std::make_shared<emu::Stream>(blocking);
+  auto s = std::make_shared<emu::Stream>(blocking, emu::currentDevice);
   emu::Context& c = emu::context();
   const std::lock_guard<std::mutex> lock(c.mutex);
   c.streams[s.get()] = s;

@@ -4,7 +4,8 @@
 
 namespace loom::emulated {
 
-Stream::Stream(bool blocking) : blocking_(blocking), worker_([this] { work(); }) {}
+Stream::Stream(bool blocking, int device)
+    : blocking_(blocking), device_(device), worker_([this] { work(); }) {}
 
 Stream::~Stream() {
   {

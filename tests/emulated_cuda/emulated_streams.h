@@ -17,8 +17,9 @@ namespace loom::emulated {
 class Stream {
  public:
   /// `blocking`: a stream made by cudaStreamCreate, which the legacy default
-  /// stream's synchronous copies wait for.
-  explicit Stream(bool blocking);
+  /// stream's synchronous copies wait for. `device`: the device it was made
+  /// on, whose synchronisations (cudaFree, cudaDeviceSynchronize) wait for it.
+  Stream(bool blocking, int device);
   ~Stream();  // finishes the queue first
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -27,11 +28,13 @@ class Stream {
   /// Waits until every task enqueued so far has run.
   void synchronize();
   bool blocking() const { return blocking_; }
+  int device() const { return device_; }
 
  private:
   void work();
 
   const bool blocking_;
+  const int device_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::function<void()>> tasks_;

@@ -6,12 +6,16 @@
 // all-reduces on two streams, int8-compressed all-reduce, and host-buffer
 // all-reduce on the same communicator, while every result is checked against
 // sums computed here. Prints "steady state: no agreements" on success. Run
-// with LOOM_CUDA_PATH=kernel (the default).
+// with LOOM_CUDA_PATH=kernel (the default). With --threads, one process runs
+// both ranks as threads, each on a device of its own (LOOM_EMULATED_DEVICES=2):
+// they decide alone too, as no two of them share a device.
 #include <cuda_runtime_api.h>
 #include <loom/loom.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <thread>
 #include <vector>
 
 #include "tests/emulated_cuda/emulated_rank.h"
@@ -148,13 +152,9 @@ bool round(loomComm_t comm, int rank, cudaStream_t stream, cudaStream_t other) {
   return true;
 }
 
-}  // namespace
-
-int main() {
-  const auto [comm, rank, stream] = loom::emulated_test::joinJob();
-  int nranks = 0;
-  loomCommCount(comm, &nranks);
-  if (nranks != kRanks) return fail(rank, "run with loomrun -n 2");
+/// Runs the rounds on one rank; 0 when every result was right and the
+/// agreements stopped after the first round.
+int steadyState(loomComm_t comm, int rank, cudaStream_t stream) {
   cudaStream_t other = nullptr;
   cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking);
   // The first round sets up what later calls reuse (the codec scratch).
@@ -172,8 +172,54 @@ int main() {
   }
   std::printf("rank %d: %llu agreements to set up, none in 5 later rounds\n", rank,
               static_cast<unsigned long long>(settled));
-  std::printf("steady state: no agreements\n");
   cudaStreamDestroy(other);
+  return 0;
+}
+
+/// Both ranks as threads of this process, rank r on device r.
+int runAsThreads() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < kRanks) {
+    std::fprintf(stderr, "--threads needs %d devices (LOOM_EMULATED_DEVICES)\n", kRanks);
+    return 1;
+  }
+  loomUniqueId id{};
+  if (loomGetUniqueId(&id) != loomSuccess) return fail(-1, "unique id");
+  int failed[kRanks] = {};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      cudaSetDevice(r);  // before the communicator: its device collectives run there
+      loomComm_t comm = nullptr;
+      if (loomCommInitRank(&comm, kRanks, id, r) != loomSuccess) {
+        failed[r] = fail(r, "init");
+        return;
+      }
+      cudaStream_t stream = nullptr;
+      cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+      failed[r] = steadyState(comm, r, stream);
+      cudaStreamDestroy(stream);
+      loomCommDestroy(comm);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < kRanks; ++r) {
+    if (failed[r] != 0) return 1;
+  }
+  std::printf("steady state: no agreements\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--threads") == 0) return runAsThreads();
+  const auto [comm, rank, stream] = loom::emulated_test::joinJob();
+  int nranks = 0;
+  loomCommCount(comm, &nranks);
+  if (nranks != kRanks) return fail(rank, "run with loomrun -n 2");
+  if (steadyState(comm, rank, stream) != 0) return 1;
+  std::printf("steady state: no agreements\n");
   cudaStreamDestroy(stream);
   loomCommDestroy(comm);
   return 0;
