@@ -9,6 +9,15 @@
 // which pipelines a ring through the FIFOs and is the order both ends of every
 // connection derive from the plan, so message numbers agree without a handshake.
 //
+// This file is the walker itself: calls, slices, message counters, waits,
+// failures, buffers. How a slice's messages cross a connection is one class
+// per protocol beside it, each made per slice over this walker (a friend), so
+// a protocol reads on its own:
+//   walk_bulk.h         whole slots behind a ready flag: large messages
+//   walk_low_latency.h  data and flag in one store: small messages
+//   walk_codec.h        a wire codec's int8 blocks, in bulk messages
+//   walk_elements.h     the element loops they all share
+//
 // Team: a duck-typed policy with
 //   index(), size()           this thread's place in the team
 //   sync()                    team barrier
@@ -32,10 +41,12 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "collectives/walker/walk_bulk.h"
+#include "collectives/walker/walk_codec.h"
+#include "collectives/walker/walk_elements.h"
+#include "collectives/walker/walk_low_latency.h"
 #include "collectives/walker/walk_types.h"
-#include "collectives/walker/wire_codec.h"
 #include "math/half.h"  // LOOM_HD
-#include "math/reduce_ops.h"
 
 namespace loom::walk {
 
@@ -47,8 +58,6 @@ inline constexpr uint8_t kSend = 0, kRecv = 1, kRecvReduce = 2, kRecvReduceSend 
 inline constexpr uint8_t kInput = 0, kOutput = 1, kScratch = 2;
 }  // namespace step
 
-inline constexpr uint8_t kOpSum = 0, kOpProd = 1, kOpMax = 2, kOpMin = 3, kOpAvg = 4;
-
 /// Polls between clock reads: the clock costs more than a load.
 inline constexpr uint32_t kSpinsPerClockRead = 64;
 
@@ -56,7 +65,6 @@ template <typename Team, typename E>
 class PlanWalker {
  public:
   using S = typename E::Storage;
-  static constexpr uint32_t kElementsPerUnit = kLlUnitBytes / sizeof(S);
 
   LOOM_HD PlanWalker(Team& team, const WalkArgs& args, uint32_t channel)
       : team_(team), args_(args), channel_(args.channels[channel]), status_(args.status[channel]) {}
@@ -85,6 +93,12 @@ class PlanWalker {
   }
 
  private:
+  // The protocols are this class's parts, split out to be read one at a time:
+  // they use its waits, counters and current call as its own methods did.
+  friend class BulkProtocol<Team, E>;
+  friend class CodecProtocol<Team, E>;
+  friend class LowLatencyProtocol<Team, E>;
+
   /// Elements per message of a step: its protocol's slot payload.
   LOOM_HD uint64_t sliceOf(const WalkStep& s) const {
     if (s.codec != 0) {
@@ -208,19 +222,11 @@ class PlanWalker {
     uint64_t value;
     LOOM_HD bool operator()(uint64_t v) const { return v >= value; }
   };
-  struct Exactly {
-    uint64_t value;
-    LOOM_HD bool operator()(uint64_t v) const { return v == value; }
-  };
   /// Message m may be written once the receiver is done with m - slotCount,
   /// the one that used the same slot before it.
   LOOM_HD AtLeast roomFor(uint64_t message) const {
     return AtLeast{message > args_.slotCount ? message - args_.slotCount : 0};
   }
-  struct LineCarries {
-    uint32_t flag;
-    LOOM_HD bool operator()(uint64_t v) const { return static_cast<uint32_t>(v >> 32) == flag; }
-  };
 
   // ---- buffers ----------------------------------------------------------------
 
@@ -305,13 +311,13 @@ class PlanWalker {
     }
     bool ok = true;
     if (!e.sends && !e.receives) {
-      if (e.dst != e.src) copyElements(e.dst, e.src, n);
+      if (e.dst != e.src) elements().copy(e.dst, e.src, n);
     } else if (s.codec != 0) {
-      ok = codecSlice(s, e, first, n);
+      ok = CodecProtocol<Team, E>(*this).slice(s, e, first, n);
     } else if (s.protocol == static_cast<uint8_t>(Protocol::LowLatency)) {
-      ok = lowLatencySlice(s, e, n);
+      ok = LowLatencyProtocol<Team, E>(*this).slice(s, e, n);
     } else {
-      ok = bulkSlice(s, e, n);
+      ok = BulkProtocol<Team, E>(*this).slice(s, e, n);
     }
     // Later steps may read what this one wrote, with another thread per element.
     return !team_.syncOr(!ok);
@@ -354,288 +360,10 @@ class PlanWalker {
     }
   }
 
-  // ---- bulk ----------------------------------------------------------------------
+  // ---- element loops ------------------------------------------------------------------
 
-  /// Thread 0 waits until the incoming message is there and the outgoing
-  /// slot is free; false, on every thread, when a wait failed.
-  LOOM_HD bool bulkSlotsReady(const Traffic& t) {
-    bool ok = true;
-    if (team_.index() == 0) {
-      if (t.in) ok = waitFor(t.in->ready + t.inSlot, Exactly{t.inMessage}, t.in->peer, 1);
-      if (ok && t.out) ok = waitFor(t.out->consumed, roomFor(t.outMessage), t.out->peer, 2);
-    }
-    return !team_.syncOr(!ok);
-  }
-
-  /// After every thread wrote its share: thread 0 publishes the outgoing
-  /// message and frees the incoming slot.
-  LOOM_HD void publishBulk(const WalkStep& s, const Traffic& t) {
-    team_.sync();
-    if (team_.index() == 0) {
-      if (t.out) team_.storeRelease(t.out->ready + t.outSlot, t.outMessage);
-      finishTraffic(s, t);
-    }
-  }
-
-  LOOM_HD bool bulkSlice(const WalkStep& s, const Ends& e, uint64_t n) {
-    const Traffic t = trafficOf(s, e);
-    if (!bulkSlotsReady(t)) return false;
-
-    const S* data =
-        t.in ? reinterpret_cast<const S*>(t.in->slots + t.inSlot * args_.bulkSlotBytes) : nullptr;
-    S* slot =
-        t.out ? reinterpret_cast<S*>(t.out->slots + t.outSlot * args_.bulkSlotBytes) : nullptr;
-    const bool finalize = s.finalize != 0;
-    if (e.reduces) {
-      // Into the local result first when there is one, then forward it.
-      S* target = e.dst ? e.dst : slot;
-      reduceElements(target, e.src, data, n, finalize);
-      if (e.dst && slot) {
-        team_.sync();  // the forward copy reads other threads' results
-        copyElements(slot, e.dst, n);
-      }
-    } else if (t.in) {
-      if (e.dst) copyElements(e.dst, data, n);
-      if (slot) copyElements(slot, data, n);
-    } else {
-      copyElements(slot, e.src, n);
-    }
-    publishBulk(s, t);
-    return true;
-  }
-
-  // ---- a wire codec ------------------------------------------------------------------
-
-  /// One codec message (bulk protocol, wire_codec.h). Each group of lanes
-  /// (a warp on a GPU) takes whole codec blocks, its lanes striding through
-  /// the block so that neighbouring lanes touch neighbouring elements: a
-  /// first pass finds the block's absmax (and stores the values to dst on a
-  /// RecvReduce), a second encodes. The value of element i is src (Send) or
-  /// src + the received value (the host ring's partial sum, in that order).
-  LOOM_HD bool codecSlice(const WalkStep& s, const Ends& e, uint64_t first, uint64_t n) {
-    if constexpr (std::is_same_v<S, float>) {
-      const Traffic t = trafficOf(s, e);
-      if (!bulkSlotsReady(t)) return false;
-      const uint32_t block = call_->codecBlock;
-      const wire::Int8Message<const char> in = wire::int8Message(
-          t.in ? t.in->slots + t.inSlot * args_.bulkSlotBytes : nullptr, n, block);
-      const wire::Int8Message<char> out = wire::int8Message(
-          t.out ? t.out->slots + t.outSlot * args_.bulkSlotBytes : nullptr, n, block);
-      const float* src = e.src;
-      const bool receives = t.in != nullptr;
-      auto value = [&](uint64_t i) {
-        return receives ? codec::addRn(src[i], wire::decodedAt(in, i, block)) : src[i];
-      };
-      const uint32_t lanes = static_cast<uint32_t>(team_.laneCount());
-      const uint32_t lane = static_cast<uint32_t>(team_.index()) % lanes;
-      const uint64_t groups = static_cast<uint64_t>(team_.size()) / lanes;
-      const uint64_t blocks = (n + block - 1) / block;
-      const bool stochastic = call_->codecStochastic != 0;
-      for (uint64_t b = static_cast<uint64_t>(team_.index()) / lanes; b < blocks; b += groups) {
-        const uint64_t start = b * block;
-        const uint64_t end = n - start < block ? n : start + block;
-        uint32_t absmax = 0;
-        for (uint64_t i = start + lane; i < end; i += lanes) {
-          const float v = value(i);
-          if (e.dst != nullptr) e.dst[i] = v;
-          const uint32_t m = codec::magnitudeBits(v);
-          absmax = m > absmax ? m : absmax;
-        }
-        if (t.out == nullptr) continue;  // lane-uniform: no lane waits in laneMax
-        const codec::Int8Block scale = codec::int8BlockFromAbsmax(team_.laneMax(absmax));
-        for (uint64_t i = start + lane; i < end; i += lanes) {
-          out.codes()[i] =
-              wire::encodeValue(value(i), scale, stochastic, s.codecKey, s.srcOffset + first + i);
-        }
-        if (lane == 0) out.scales()[b] = scale.scale;
-      }
-      publishBulk(s, t);
-      return true;
-    } else {
-      if (team_.index() == 0) fail(WalkError::BadProgram, -1, 0);
-      return false;
-    }
-  }
-
-  // ---- low latency ----------------------------------------------------------------
-
-  union Unit {
-    uint64_t raw;
-    S v[kElementsPerUnit];
-  };
-
-  LOOM_HD bool lowLatencySlice(const WalkStep& s, const Ends& e, uint64_t n) {
-    const Traffic t = trafficOf(s, e);
-    bool ok = true;
-    if (t.out && team_.index() == 0) {
-      ok = waitFor(t.out->consumed, roomFor(t.outMessage), t.out->peer, 2);
-    }
-    if (team_.syncOr(!ok)) return false;
-
-    const uint64_t* inLines = t.in ? t.in->lines + t.inSlot * args_.llSlotLines : nullptr;
-    uint64_t* outLines = t.out ? t.out->lines + t.outSlot * args_.llSlotLines : nullptr;
-    const uint32_t inFlag = llFlag(t.inMessage);
-    const uint32_t outFlag = llFlag(t.outMessage);
-    const uint64_t units = (n + kElementsPerUnit - 1) / kElementsPerUnit;
-    for (uint64_t u = team_.index(); ok && u < units; u += team_.size()) {
-      const uint64_t base = u * kElementsPerUnit;
-      const uint32_t valid =
-          n - base < kElementsPerUnit ? static_cast<uint32_t>(n - base) : kElementsPerUnit;
-      Unit local{0};
-      if (e.reduces || !t.in) {  // a plain receive's src names nothing to read
-        for (uint32_t k = 0; k < valid; ++k) local.v[k] = e.src[base + k];
-      }
-      Unit result = local;
-      if (t.in) {
-        Unit got{0};
-        ok = readUnit(inLines + 2 * u, inFlag, t.in->peer, got.raw);
-        if (!ok) break;
-        if (e.reduces) {
-          reduceUnit(result, local, got, valid, s.finalize != 0);
-        } else {
-          result = got;
-        }
-      }
-      if (e.dst) {
-        for (uint32_t k = 0; k < valid; ++k) e.dst[base + k] = result.v[k];
-      }
-      if (outLines) writeUnit(outLines + 2 * u, outFlag, result.raw);
-    }
-    if (team_.syncOr(!ok)) return false;
-    if (team_.index() == 0) finishTraffic(s, t);
-    return true;
-  }
-
-  LOOM_HD bool readUnit(const uint64_t* line, uint32_t flag, int32_t peer, uint64_t& payload) {
-    uint64_t low = 0;
-    uint64_t high = 0;
-    if (!waitFor(line, LineCarries{flag}, peer, 1, false)) return false;
-    if (!waitFor(line + 1, LineCarries{flag}, peer, 1, false)) return false;
-    // The waits returned on loads that carried the flag; load again for the
-    // data (the same values: a line is written once per message).
-    low = team_.loadRelaxed(line) & 0xFFFFFFFFull;
-    high = team_.loadRelaxed(line + 1) & 0xFFFFFFFFull;
-    payload = low | (high << 32);
-    return true;
-  }
-
-  LOOM_HD void writeUnit(uint64_t* line, uint32_t flag, uint64_t payload) {
-    const uint64_t tag = static_cast<uint64_t>(flag) << 32;
-    team_.storeRelaxed(line, tag | (payload & 0xFFFFFFFFull));
-    team_.storeRelaxed(line + 1, tag | (payload >> 32));
-  }
-
-  // ---- element loops (this thread's share) -----------------------------------------
-
-  static constexpr uint32_t kPackElements = 16 / sizeof(S);
-  /// 16 bytes of elements: one vector load or store per thread on the GPU.
-  struct alignas(16) Pack {
-    S v[kPackElements];
-  };
-
-  LOOM_HD static bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
-  /// dst[i] = f(a[i], b[i]) over this thread's share: whole 16-byte packs when
-  /// every pointer allows (slots always do; user buffers when their offsets
-  /// do), then the rest one element at a time. b may be null (f ignores it).
-  /// Packs each thread loads before it uses any: one block per channel has
-  /// only its own loads in flight, so on an H200 a thread that waited for each
-  /// 16-byte load in turn moved about 4 GB/s per channel.
-  static constexpr uint32_t kUnroll = 4;
-
-  template <typename F>
-  LOOM_HD void mapElements(S* dst, const S* a, const S* b, uint64_t n, F f) {
-    const bool packed = aligned16(dst) && aligned16(a) && (b == nullptr || aligned16(b));
-    const uint64_t packs = packed ? n / kPackElements : 0;
-    const auto* as = reinterpret_cast<const Pack*>(a);
-    const auto* bs = reinterpret_cast<const Pack*>(b);
-    auto* ds = reinterpret_cast<Pack*>(dst);
-    const uint64_t stride = static_cast<uint64_t>(team_.size());
-    uint64_t p = static_cast<uint64_t>(team_.index());
-    // Whole rounds of kUnroll packs per thread: all loads, then all stores
-    // (a pack is read and written at one index only, so in place is safe).
-    for (; p + (kUnroll - 1) * stride < packs; p += kUnroll * stride) {
-      Pack x[kUnroll];
-      Pack y[kUnroll];
-      for (uint32_t u = 0; u < kUnroll; ++u) x[u] = as[p + u * stride];
-      for (uint32_t u = 0; u < kUnroll; ++u) y[u] = bs != nullptr ? bs[p + u * stride] : x[u];
-      for (uint32_t u = 0; u < kUnroll; ++u) {
-        Pack r;
-        for (uint32_t k = 0; k < kPackElements; ++k) r.v[k] = f(x[u].v[k], y[u].v[k]);
-        ds[p + u * stride] = r;
-      }
-    }
-    for (; p < packs; p += stride) {
-      const Pack x = as[p];
-      const Pack y = bs != nullptr ? bs[p] : x;
-      Pack r;
-      for (uint32_t k = 0; k < kPackElements; ++k) r.v[k] = f(x.v[k], y.v[k]);
-      ds[p] = r;
-    }
-    for (uint64_t i = packs * kPackElements + team_.index(); i < n; i += team_.size()) {
-      dst[i] = f(a[i], b != nullptr ? b[i] : a[i]);
-    }
-  }
-
-  struct TakeFirst {
-    LOOM_HD S operator()(S x, S /*unused*/) const { return x; }
-  };
-
-  template <typename Op>
-  struct Combine {
-    int nranks;
-    bool finalize;  // avg's division, on the step that completes the sum
-    LOOM_HD S operator()(S x, S y) const {
-      const S r = E::narrow(Op::template apply<typename E::Compute>(E::widen(x), E::widen(y)));
-      return finalize ? E::narrow(kernels::divideByRanks(E::widen(r), nranks)) : r;
-    }
-  };
-
-  LOOM_HD void copyElements(S* dst, const S* src, uint64_t n) {
-    mapElements(dst, src, nullptr, n, TakeFirst{});
-  }
-
-  template <typename Op>
-  LOOM_HD void reduceWith(S* dst, const S* a, const S* b, uint64_t n, bool finalize) {
-    mapElements(dst, a, b, n, Combine<Op>{args_.nranks, finalize});
-  }
-
-  /// dst = a (op) b, then the op's final transform when `finalize`. The op is
-  /// the same for the whole call, so the switch is taken once per slice.
-  LOOM_HD void reduceElements(S* dst, const S* a, const S* b, uint64_t n, bool finalize) {
-    const bool avg = call_->op == kOpAvg;
-    switch (call_->op) {
-      case kOpProd:
-        return reduceWith<kernels::ProdOp>(dst, a, b, n, false);
-      case kOpMax:
-        return reduceWith<kernels::MaxOp>(dst, a, b, n, false);
-      case kOpMin:
-        return reduceWith<kernels::MinOp>(dst, a, b, n, false);
-      default:
-        return reduceWith<kernels::SumOp>(dst, a, b, n, avg && finalize);
-    }
-  }
-
-  LOOM_HD void reduceUnit(Unit& result, const Unit& a, const Unit& b, uint32_t valid,
-                          bool finalize) {
-    const bool avg = finalize && call_->op == kOpAvg;
-    for (uint32_t k = 0; k < valid; ++k) {
-      switch (call_->op) {
-        case kOpProd:
-          result.v[k] = Combine<kernels::ProdOp>{args_.nranks, false}(a.v[k], b.v[k]);
-          break;
-        case kOpMax:
-          result.v[k] = Combine<kernels::MaxOp>{args_.nranks, false}(a.v[k], b.v[k]);
-          break;
-        case kOpMin:
-          result.v[k] = Combine<kernels::MinOp>{args_.nranks, false}(a.v[k], b.v[k]);
-          break;
-        default:
-          result.v[k] = Combine<kernels::SumOp>{args_.nranks, avg}(a.v[k], b.v[k]);
-          break;
-      }
-    }
-  }
+  /// This thread's share of a copy or reduction (walk_elements.h).
+  LOOM_HD ElementLoops<Team, E> elements() { return ElementLoops<Team, E>(team_, args_); }
 
   Team& team_;
   const WalkArgs& args_;

@@ -1,4 +1,4 @@
-// The int8 codec as the plan walker applies it to one message (plan_walker.h,
+// The int8 codec as the plan walker applies it to one message (walk_codec.h,
 // codec steps): the host codec's block math (compression/int8_math.h) and
 // stochastic-rounding bits (counter_hash.h), so a ring walked with a wire
 // codec rounds every hop exactly as the host's compressed ring does.

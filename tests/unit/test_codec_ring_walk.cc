@@ -1,5 +1,5 @@
 // The compressed ring walked with a wire codec (walk_program.h, WireCodec;
-// plan_walker.h, codec steps) on host threads, against the host codec's ring
+// walk_codec.h, codec steps) on host threads, against the host codec's ring
 // computed here hop by hop with Int8Codec: every rank's sum bit for bit, on
 // one and several channels, through proxies, and with values the codec
 // treats specially (zeros, denormals, inf and NaN); and the plan of one hop
