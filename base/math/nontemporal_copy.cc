@@ -11,6 +11,7 @@
 namespace loom {
 
 void copyNonTemporal(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;  // the pointers may be null then
 #if defined(__x86_64__)
   auto* to = static_cast<char*>(dst);
   const auto* from = static_cast<const char*>(src);

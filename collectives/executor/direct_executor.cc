@@ -154,7 +154,30 @@ void DirectExecutor::waitInput(int r) {
 }
 
 void DirectExecutor::waitAllInputs() {
-  for (int r = 0; r < nranks_; ++r) waitInput(r);
+  const int p = static_cast<int>(round_ & 1);
+  // Checks every peer that published this round; returns the first that has
+  // not, or -1. Checked in the order they publish, not in rank order, so a
+  // peer in another call is named while this rank still waits for a slower
+  // one: every rank that reads a peer names both calls, rather than hearing
+  // of the mismatch from whoever found it first.
+  const auto firstMissing = [&] {
+    int missing = -1;
+    for (int r = 0; r < nranks_; ++r) {
+      const SegmentHeader& peer = *arenas_[r].header;
+      if (peer.inputSeq.load(std::memory_order_acquire) >= round_) {
+        checkSameCall(r, peer.inputCall[p]);
+      } else if (peer.small[p].round.load(std::memory_order_acquire) >= round_) {
+        throw CallMismatch(r);  // published this round through its small slot: another call
+      } else if (missing < 0) {
+        missing = r;
+      }
+    }
+    return missing;
+  };
+  for (int r = firstMissing(); r >= 0; r = firstMissing()) {
+    waitFor(
+        waiter_, [&] { return firstMissing() != r; }, r, round_, "input");
+  }
 }
 
 void DirectExecutor::waitAll(std::atomic<uint64_t> SegmentHeader::*seq, const char* what) {

@@ -71,7 +71,12 @@ void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor)
     try {
       policy_.checkPeers();
     } catch (const Error&) {
-      if (now - idleSince_ >= kDeadPeerGrace) throw;
+      // The grace lets a dead peer's data still arrive, and this rank find a
+      // mismatch itself; once the news revoked the communicator (a revoke, or
+      // the mismatch a revoking rank found), the wait ends at once with it.
+      const bool revoked =
+          policy_.revokedBy != nullptr && policy_.revokedBy->load(std::memory_order_acquire) != 0;
+      if (revoked || now - idleSince_ >= kDeadPeerGrace) throw;
       nextPeerCheck_ = idleSince_ + kDeadPeerGrace;
     }
   }
