@@ -90,13 +90,15 @@ void reduceAlone(const char* in, char* out, size_t count, size_t es, const Reduc
   if (rc.finalize != nullptr) rc.finalize(out, count, 1);
 }
 
-// Out-of-place all-reduce results from LOOM_NONTEMPORAL_MIN (16 MiB) leave
-// the arena with stores that bypass the cache. With their input they outgrow
-// L3, so the caller reads them from memory anyway, and a plain store would
-// first read each line in. Two ranks, best of four or five alternated runs:
-// 1.1-1.2x the bus bandwidth at 16 and 32 MiB, 1.0-1.1x at 64 MiB; at 8 MiB
-// the runs disagreed (0.93-1.16x). In place the lines were just read and sit
-// in cache, where bypassing it cost 20 %.
+// Results from LOOM_NONTEMPORAL_MIN (16 MiB) leave the arena with stores that
+// bypass the cache. With their input they outgrow L3, so the caller reads
+// them from memory anyway, and a plain store would first read each line in.
+// Two ranks, best of four or five alternated runs, bus bandwidth: all-reduce
+// out of place 1.1-1.2x at 16 and 32 MiB, 1.0-1.1x at 64 MiB (at 8 MiB the
+// runs disagreed, 0.93-1.16x); all-gather 1.1-1.4x and broadcast 1.1-1.4x
+// from 16 to 64 MiB. Where the result overwrites an input whose lines were
+// just read (an all-reduce in place, a rank's own block of an all-gather in
+// place) they sit in cache, and bypassing it cost 20 %.
 void copyResult(char* to, const char* from, size_t bytes, bool nonTemporal) {
   if (nonTemporal) {
     copyNonTemporal(to, from, bytes);
@@ -304,6 +306,11 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
     runSingleCopy([&] { singleCopyAllGather(in, out, count, es); });
     return;
   }
+  // As for all-reduce: past the cache from LOOM_NONTEMPORAL_MIN of output,
+  // except this rank's own block in place, whose lines were just read.
+  const bool nonTemporal =
+      static_cast<size_t>(nranks_) * count * es >= options_.nonTemporalMinBytes;
+  const bool inPlace = in == out + static_cast<size_t>(rank_) * count * es;
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();
@@ -312,7 +319,8 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
     publishInput();
     waitAllInputs();
     for (int r = 0; r < nranks_; ++r) {
-      std::memcpy(out + (static_cast<size_t>(r) * count + done) * es, arenas_[r].input[p], n * es);
+      copyResult(out + (static_cast<size_t>(r) * count + done) * es, arenas_[r].input[p], n * es,
+                 nonTemporal && !(inPlace && r == rank_));
     }
   }
 }
@@ -356,6 +364,8 @@ void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t e
     return;
   }
   const size_t perRound = arenaBytes_ / es;
+  // The others' results past the cache from LOOM_NONTEMPORAL_MIN, as for all-reduce.
+  const bool nonTemporal = count * es >= options_.nonTemporalMinBytes;
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();
@@ -366,7 +376,7 @@ void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t e
     publishInput();
     if (rank_ != root) {
       waitInput(root);
-      std::memcpy(out + done * es, arenas_[root].input[p], n * es);
+      copyResult(out + done * es, arenas_[root].input[p], n * es, nonTemporal);
     }
   }
 }

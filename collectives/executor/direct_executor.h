@@ -66,8 +66,9 @@ struct DirectOptions {
   uint64_t call = 0;
   /// All-reduces up to this size reduce the whole message on every rank.
   size_t oneShotBytes = size_t{32} << 10;
-  /// Out-of-place all-reduce results at least this large are copied out of
-  /// the arena with stores that bypass the cache (direct_executor.cc says why).
+  /// All-reduce, all-gather and broadcast results at least this large are
+  /// copied out of the arena with stores that bypass the cache, except over
+  /// an input just read (direct_executor.cc says why).
   size_t nonTemporalMinBytes = SIZE_MAX;
   /// Messages of at least this many bytes (what one rank contributes) run
   /// single-copy when `peers` can read every rank; others use the arena.

@@ -34,9 +34,9 @@ struct CommConfig {
   TcpConfig tcp;                     // LOOM_TCP_SLOT_BYTES, LOOM_TCP_SLOTS, LOOM_TCP_SOCKETS
   size_t directMaxBytes = SIZE_MAX;  // LOOM_DIRECT_MAX: largest message for the direct algorithm
   size_t directOneShotBytes = size_t{32} << 10;  // LOOM_DIRECT_ONESHOT
-  /// LOOM_NONTEMPORAL_MIN: direct all-reduce results at least this large,
-  /// out of place, are written past the cache. A rank-local choice, so not
-  /// part of the signature ranks compare.
+  /// LOOM_NONTEMPORAL_MIN: direct all-reduce, all-gather and broadcast
+  /// results at least this large are written past the cache. A rank-local
+  /// choice, so not part of the signature ranks compare.
   size_t nonTemporalMinBytes = size_t{16} << 20;
   /// LOOM_SINGLE_COPY=0: the direct algorithm always copies through the
   /// shared arena, never reading peers' buffers in place.
