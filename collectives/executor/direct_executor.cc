@@ -95,7 +95,7 @@ void reduceAlone(const char* in, char* out, size_t count, size_t es, const Reduc
 // them from memory anyway, and a plain store would first read each line in.
 // Two ranks, best of four or five alternated runs, bus bandwidth: all-reduce
 // out of place 1.1-1.2x at 16 and 32 MiB, 1.0-1.1x at 64 MiB (at 8 MiB the
-// runs disagreed, 0.93-1.16x); all-gather 1.1-1.4x and broadcast 1.1-1.4x
+// runs disagreed, 0.93-1.16x); all-gather 1.1-1.4x and broadcast 1.1-1.3x
 // from 16 to 64 MiB. Where the result overwrites an input whose lines were
 // just read (an all-reduce in place, a rank's own block of an all-gather in
 // place) they sit in cache, and bypassing it cost 20 %.
