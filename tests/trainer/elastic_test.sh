@@ -31,6 +31,15 @@ check_case() {  # check_case name kill "expected redo line" grid...
     exit 1
   fi
   grep -q "$redo" "$tmp/elastic" || { cat "$tmp/elastic"; echo "FAIL: $name: no '$redo'" >&2; exit 1; }
+  # Only the injected faults kill: one rank, and the replacement with "joiner".
+  local kills=1 killed
+  [[ $kill == *joiner* ]] && kills=2
+  killed=$(grep -c "killed by signal 9" "$tmp/elastic" || true)
+  if [[ $killed != "$kills" ]]; then
+    cat "$tmp/elastic"
+    echo "FAIL: $name: $killed rank(s) killed, $kills injected" >&2
+    exit 1
+  fi
   read -r straight steps < <(final_loss "$tmp/straight")
   read -r elastic elasticSteps < <(final_loss "$tmp/elastic")
   [ "$elasticSteps" = 30 ] || { cat "$tmp/elastic"; echo "FAIL: $name: $elasticSteps steps" >&2; exit 1; }

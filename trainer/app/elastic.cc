@@ -207,10 +207,10 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
   const int startingDp = options.grid.dp;  // the command line's: what growing restores
   const int samplesPerReplica = options.samplesPerRank();
   const int ranksPerReplica = options.grid.tp * options.grid.pp;
-  // A replacement's LOOM_RANK is the dead rank's: a rank's fault is not its own.
   const InjectedFault fault = injectedFault();
-  const int faultRank = joining ? -1 : fault.rank;
   const int startRank = joining ? -1 : world.rank();  // -1: a replacement
+  // A replacement's LOOM_RANK is the dead rank's: that rank's fault is not its own.
+  const bool diesAtFaultStep = !joining && startRank == fault.rank;
   int step = 0;
   std::unique_ptr<Trainer> trainer;
   const std::function<void()> joinedHook = [&] {
@@ -260,9 +260,10 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
         if (joiners > 0) {
           const auto grewAt = std::chrono::steady_clock::now();
           trainer.reset();
-          if (growWithWaitingRanks(world, channel, options, step, joiners)) {
-            options.batch = samplesPerReplica * options.grid.dp;
-            trainer = std::make_unique<Trainer>(world.get(), options, corpus);
+          const bool grew = growWithWaitingRanks(world, channel, options, step, joiners);
+          options.batch = samplesPerReplica * options.grid.dp;
+          trainer = std::make_unique<Trainer>(world.get(), options, corpus);
+          if (grew) {
             shareReplicaState(world, options.grid, *trainer, &states.current);
             states = {};
             states.record(step, trainer->snapshot());
@@ -271,7 +272,7 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
                                 world.rank() == 0);
             }
           } else {
-            trainer = std::make_unique<Trainer>(world.get(), options, corpus);
+            // The world as it was, from the step's start.
             trainer->restore(states.current);
             if (callbacks.onGrowFailed) {
               callbacks.onGrowFailed(step, world.size(), options.grid.dp, world.rank() == 0);
@@ -279,7 +280,7 @@ bool runElasticTraining(loom::Comm& world, TrainOptions options, const Corpus& c
           }
         }
       }
-      if (startRank == faultRank && step == fault.step) ::kill(::getpid(), SIGKILL);
+      if (diesAtFaultStep && step == fault.step) ::kill(::getpid(), SIGKILL);
       const StepStats stats = trainer->step(step);
       callbacks.onStep(stats, world.rank() == 0);
       ++step;
