@@ -142,37 +142,33 @@ void DirectExecutor::publishOutput() {
   ringPeers();
 }
 
-void DirectExecutor::waitInput(int r) {
+bool DirectExecutor::publishedInput(int r) const {
   const SegmentHeader& peer = *arenas_[r].header;
   const int p = static_cast<int>(round_ & 1);
+  if (peer.inputSeq.load(std::memory_order_acquire) >= round_) {
+    checkSameCall(r, peer.inputCall[p]);
+    return true;
+  }
   // A peer that published this round through its small slot is in another call.
-  const auto published = [&] {
-    return peer.inputSeq.load(std::memory_order_acquire) >= round_ ||
-           peer.small[p].round.load(std::memory_order_acquire) >= round_;
-  };
-  waitFor(waiter_, published, r, round_, "input");
-  if (peer.inputSeq.load(std::memory_order_acquire) < round_) throw CallMismatch(r);
-  checkSameCall(r, peer.inputCall[p]);
+  if (peer.small[p].round.load(std::memory_order_acquire) >= round_) throw CallMismatch(r);
+  return false;
+}
+
+void DirectExecutor::waitInput(int r) {
+  waitFor(
+      waiter_, [&] { return publishedInput(r); }, r, round_, "input");
 }
 
 void DirectExecutor::waitAllInputs() {
-  const int p = static_cast<int>(round_ & 1);
-  // Checks every peer that published this round; returns the first that has
-  // not, or -1. Checked in the order they publish, not in rank order, so a
+  // Peers are checked in the order they publish, not in rank order, so a
   // peer in another call is named while this rank still waits for a slower
   // one: every rank that reads a peer names both calls, rather than hearing
-  // of the mismatch from whoever found it first.
+  // of the mismatch from whoever found it first. The first peer that has not
+  // published yet, or -1:
   const auto firstMissing = [&] {
     int missing = -1;
     for (int r = 0; r < nranks_; ++r) {
-      const SegmentHeader& peer = *arenas_[r].header;
-      if (peer.inputSeq.load(std::memory_order_acquire) >= round_) {
-        checkSameCall(r, peer.inputCall[p]);
-      } else if (peer.small[p].round.load(std::memory_order_acquire) >= round_) {
-        throw CallMismatch(r);  // published this round through its small slot: another call
-      } else if (missing < 0) {
-        missing = r;
-      }
+      if (!publishedInput(r) && missing < 0) missing = r;
     }
     return missing;
   };

@@ -105,6 +105,9 @@ class DirectExecutor {
   void ringPeers();
   void publishInput();
   void publishOutput();
+  /// Whether rank r published this round's input; throws CallMismatch if it
+  /// published another call.
+  bool publishedInput(int r) const;
   void waitInput(int rank);
   /// Throws CallMismatch unless rank r's round belongs to this call.
   void checkSameCall(int r, uint64_t theirs) const {

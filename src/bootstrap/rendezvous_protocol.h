@@ -175,13 +175,13 @@ inline std::string messageHeader(MessageKind kind, uint32_t length) {
   return header;
 }
 
-/// A client message; `payload` must respect the kind's bound (callers check).
 /// How a peer's error tells why a rank left (its Leave payload, passed on in
 /// Closing or in the answer to a round it left): empty when it met no failure.
 inline std::string leftAfter(std::string_view why) {
   return why.empty() ? std::string() : " after its call failed (" + std::string(why) + ")";
 }
 
+/// A client message; `payload` must respect the kind's bound (callers check).
 inline std::string message(MessageKind kind, std::string_view payload) {
   std::string bytes = messageHeader(kind, static_cast<uint32_t>(payload.size()));
   bytes.append(payload);
