@@ -41,6 +41,17 @@ if(LOOM_HAVE_CUDA)
   endif()
 endif()
 
+# A static library of device kernels: C++20 like the host code, and -Werror on
+# nvcc's host side only (the device side stays at nvcc's defaults).
+function(loom_cuda_library name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;LINK")
+  add_library(${name} STATIC ${arg_SOURCES})
+  target_link_libraries(${name} PUBLIC ${arg_LINK} CUDA::cudart_static)
+  target_compile_options(${name} PRIVATE
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Werror>)
+  set_target_properties(${name} PROPERTIES CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON)
+endfunction()
+
 pkg_check_modules(UCX QUIET IMPORTED_TARGET ucx)
 loom_optional(UCX UCX_FOUND)
 

@@ -2,73 +2,53 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
+#include "core/names.h"
+
 namespace loom {
 
-std::string toString(Collective c) {
-  switch (c) {
-    case Collective::AllReduce:
-      return "AllReduce";
-    case Collective::AllGather:
-      return "AllGather";
-    case Collective::ReduceScatter:
-      return "ReduceScatter";
-    case Collective::Broadcast:
-      return "Broadcast";
-    case Collective::Reduce:
-      return "Reduce";
-    case Collective::AllToAll:
-      return "AllToAll";
-    case Collective::Gather:
-      return "Gather";
-    case Collective::Scatter:
-      return "Scatter";
-    case Collective::Send:
-      return "Send";
-    case Collective::Recv:
-      return "Recv";
-  }
-  return fmt::format("Collective({})", static_cast<int>(c));
+namespace {
+
+constexpr Named<Collective> kCollectiveNames[] = {{Collective::AllReduce, "AllReduce"},
+                                                  {Collective::AllGather, "AllGather"},
+                                                  {Collective::ReduceScatter, "ReduceScatter"},
+                                                  {Collective::Broadcast, "Broadcast"},
+                                                  {Collective::Reduce, "Reduce"},
+                                                  {Collective::AllToAll, "AllToAll"},
+                                                  {Collective::Gather, "Gather"},
+                                                  {Collective::Scatter, "Scatter"},
+                                                  {Collective::Send, "Send"},
+                                                  {Collective::Recv, "Recv"}};
+
+constexpr Named<Algorithm> kAlgorithmNames[] = {
+    {Algorithm::Ring, "Ring"},        {Algorithm::Tree, "Tree"},
+    {Algorithm::Direct, "Direct"},    {Algorithm::Pairwise, "Pairwise"},
+    {Algorithm::Star, "Star"},        {Algorithm::Hierarchical, "Hierarchical"},
+    {Algorithm::HostTree, "HostTree"}};
+
+constexpr Named<StepKind> kStepKindNames[] = {{StepKind::Send, "Send"},
+                                              {StepKind::Recv, "Recv"},
+                                              {StepKind::RecvReduce, "RecvReduce"},
+                                              {StepKind::RecvReduceSend, "RecvReduceSend"},
+                                              {StepKind::RecvReduceCopySend, "RecvReduceCopySend"},
+                                              {StepKind::RecvCopySend, "RecvCopySend"},
+                                              {StepKind::Copy, "Copy"}};
+
+/// The table's word for `value`, or "Type(number)" for a value it lacks.
+template <typename E, size_t N>
+std::string nameOrNumber(const Named<E> (&table)[N], E value, std::string_view type) {
+  const std::string_view name = nameIn(table, value, "");
+  return name.empty() ? fmt::format("{}({})", type, static_cast<int>(value)) : std::string(name);
 }
 
-std::string toString(Algorithm a) {
-  switch (a) {
-    case Algorithm::Ring:
-      return "Ring";
-    case Algorithm::Tree:
-      return "Tree";
-    case Algorithm::Direct:
-      return "Direct";
-    case Algorithm::Pairwise:
-      return "Pairwise";
-    case Algorithm::Star:
-      return "Star";
-    case Algorithm::Hierarchical:
-      return "Hierarchical";
-    case Algorithm::HostTree:
-      return "HostTree";
-  }
-  return fmt::format("Algorithm({})", static_cast<int>(a));
-}
+}  // namespace
 
-std::string toString(StepKind k) {
-  switch (k) {
-    case StepKind::Send:
-      return "Send";
-    case StepKind::Recv:
-      return "Recv";
-    case StepKind::RecvReduce:
-      return "RecvReduce";
-    case StepKind::RecvReduceSend:
-      return "RecvReduceSend";
-    case StepKind::RecvReduceCopySend:
-      return "RecvReduceCopySend";
-    case StepKind::RecvCopySend:
-      return "RecvCopySend";
-    case StepKind::Copy:
-      return "Copy";
-  }
-  return fmt::format("StepKind({})", static_cast<int>(k));
-}
+std::string toString(Collective c) { return nameOrNumber(kCollectiveNames, c, "Collective"); }
+
+std::string toString(Algorithm a) { return nameOrNumber(kAlgorithmNames, a, "Algorithm"); }
+
+std::string toString(StepKind k) { return nameOrNumber(kStepKindNames, k, "StepKind"); }
 
 namespace {
 
@@ -109,50 +89,65 @@ std::string toString(const RankPlan& p) {
   return out;
 }
 
-size_t inputElements(Collective c, size_t count, int nranks, int rank, int root) {
-  const size_t all = count * static_cast<size_t>(nranks);
+namespace {
+
+/// How much of a buffer one rank's call uses.
+enum class Extent { None, Count, All, CountAtRoot, AllAtRoot };
+
+/// The extents of a collective's input and output. Only the root's input is
+/// read by broadcast and scatter, and only its output written by reduce and
+/// gather: other ranks may pass anything there.
+std::pair<Extent, Extent> extentsOf(Collective c) {
   switch (c) {
     case Collective::AllReduce:
+      return {Extent::Count, Extent::Count};
     case Collective::AllGather:
-    case Collective::Reduce:
-    case Collective::Gather:
-    case Collective::Send:
-      return count;
+      return {Extent::Count, Extent::All};
     case Collective::ReduceScatter:
-    case Collective::AllToAll:
-      return all;
-    // Only the root's send buffer is read; other ranks may pass anything.
+      return {Extent::All, Extent::Count};
     case Collective::Broadcast:
-      return rank == root ? count : 0;
+      return {Extent::CountAtRoot, Extent::Count};
+    case Collective::Reduce:
+      return {Extent::Count, Extent::CountAtRoot};
+    case Collective::AllToAll:
+      return {Extent::All, Extent::All};
+    case Collective::Gather:
+      return {Extent::Count, Extent::AllAtRoot};
     case Collective::Scatter:
-      return rank == root ? all : 0;
+      return {Extent::AllAtRoot, Extent::Count};
+    case Collective::Send:
+      return {Extent::Count, Extent::None};
     case Collective::Recv:
+      return {Extent::None, Extent::Count};
+  }
+  return {Extent::None, Extent::None};
+}
+
+size_t elementsIn(Extent e, size_t count, int nranks, bool isRoot) {
+  const size_t all = count * static_cast<size_t>(nranks);
+  switch (e) {
+    case Extent::None:
       return 0;
+    case Extent::Count:
+      return count;
+    case Extent::All:
+      return all;
+    case Extent::CountAtRoot:
+      return isRoot ? count : 0;
+    case Extent::AllAtRoot:
+      return isRoot ? all : 0;
   }
   return 0;
 }
 
+}  // namespace
+
+size_t inputElements(Collective c, size_t count, int nranks, int rank, int root) {
+  return elementsIn(extentsOf(c).first, count, nranks, rank == root);
+}
+
 size_t outputElements(Collective c, size_t count, int nranks, int rank, int root) {
-  const size_t all = count * static_cast<size_t>(nranks);
-  switch (c) {
-    case Collective::AllReduce:
-    case Collective::ReduceScatter:
-    case Collective::Broadcast:
-    case Collective::Scatter:
-    case Collective::Recv:
-      return count;
-    case Collective::AllGather:
-    case Collective::AllToAll:
-      return all;
-    // Only the root's receive buffer is written.
-    case Collective::Reduce:
-      return rank == root ? count : 0;
-    case Collective::Gather:
-      return rank == root ? all : 0;
-    case Collective::Send:
-      return 0;
-  }
-  return 0;
+  return elementsIn(extentsOf(c).second, count, nranks, rank == root);
 }
 
 bool stepReceives(StepKind k) { return k != StepKind::Send && k != StepKind::Copy; }

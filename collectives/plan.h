@@ -67,8 +67,8 @@ struct Step {
   StepKind kind = StepKind::Copy;
   int sendPeer = -1;
   int recvPeer = -1;
-  BufferRef src;     // local operand: what Send/Copy read, what reductions combine with
-  BufferRef dst;     // where Recv*/Copy/RecvReduce*/RecvCopySend write
+  BufferRef src{};   // local operand: what Send/Copy read, what reductions combine with
+  BufferRef dst{};   // where Recv*/Copy/RecvReduce*/RecvCopySend write
   size_t count = 0;  // elements
   // Apply the op's final transform (avg: divide by nranks) to the reduced
   // value before it is stored or sent. Set on the step that completes a reduction.

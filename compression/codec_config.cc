@@ -7,9 +7,19 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/names.h"
 
 namespace loom {
 namespace {
+
+constexpr Named<CodecKind> kCodecKindNames[] = {
+    {CodecKind::None, "none"}, {CodecKind::Int8, "int8"}, {CodecKind::Topk, "topk"}};
+
+constexpr Named<CompressedAlgorithm> kAlgorithmNames[] = {
+    {CompressedAlgorithm::Auto, "auto"},
+    {CompressedAlgorithm::TwoShot, "twoshot"},
+    {CompressedAlgorithm::Ring, "ring"},
+    {CompressedAlgorithm::SparseAllGather, "allgather"}};
 
 std::string_view trim(std::string_view s) {
   const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
@@ -77,48 +87,24 @@ void applyTopkOption(std::string_view text, std::string_view item, CodecConfig* 
 bool applyAlgorithmOption(std::string_view text, std::string_view item, CodecConfig* c) {
   if (!item.starts_with("algo=")) return false;
   const std::string_view value = item.substr(5);
-  if (value == "auto") {
-    c->algorithm = CompressedAlgorithm::Auto;
-  } else if (value == "twoshot") {
-    c->algorithm = CompressedAlgorithm::TwoShot;
-  } else if (value == "ring") {
-    c->algorithm = CompressedAlgorithm::Ring;
-  } else if (value == "allgather" && c->kind == CodecKind::Topk) {
-    c->algorithm = CompressedAlgorithm::SparseAllGather;
-  } else {
+  const std::optional<CompressedAlgorithm> algorithm = valueIn(kAlgorithmNames, value);
+  // Only top-k has a sparse all-gather.
+  if (!algorithm ||
+      (*algorithm == CompressedAlgorithm::SparseAllGather && c->kind != CodecKind::Topk)) {
     fail(text, fmt::format("unknown algo '{}' (auto, twoshot, ring{})", value,
                            c->kind == CodecKind::Topk ? ", allgather" : ""));
   }
+  c->algorithm = *algorithm;
   return true;
 }
 
 }  // namespace
 
 std::string_view compressedAlgorithmName(CompressedAlgorithm algorithm) {
-  switch (algorithm) {
-    case CompressedAlgorithm::Auto:
-      return "auto";
-    case CompressedAlgorithm::TwoShot:
-      return "twoshot";
-    case CompressedAlgorithm::Ring:
-      return "ring";
-    case CompressedAlgorithm::SparseAllGather:
-      return "allgather";
-  }
-  return "?";
+  return nameIn(kAlgorithmNames, algorithm);
 }
 
-std::string_view codecKindName(CodecKind kind) {
-  switch (kind) {
-    case CodecKind::None:
-      return "none";
-    case CodecKind::Int8:
-      return "int8";
-    case CodecKind::Topk:
-      return "topk";
-  }
-  return "?";
-}
+std::string_view codecKindName(CodecKind kind) { return nameIn(kCodecKindNames, kind); }
 
 CodecConfig parseCodecConfig(std::string_view text) {
   const std::string_view s = trim(text);
@@ -128,17 +114,12 @@ CodecConfig parseCodecConfig(std::string_view text) {
   if (colon != std::string_view::npos && options.empty()) fail(text, "nothing after ':'");
 
   CodecConfig c;
-  if (kind == "none") {
-    c.kind = CodecKind::None;
+  const std::optional<CodecKind> known = valueIn(kCodecKindNames, kind);
+  if (!known) fail(text, fmt::format("unknown kind '{}' ({})", kind, namesIn(kCodecKindNames)));
+  c.kind = *known;
+  if (c.kind == CodecKind::None) {
     if (!options.empty()) fail(text, "none takes no options");
     return c;
-  }
-  if (kind == "int8") {
-    c.kind = CodecKind::Int8;
-  } else if (kind == "topk") {
-    c.kind = CodecKind::Topk;
-  } else {
-    fail(text, fmt::format("unknown kind '{}' (none, int8, topk)", kind));
   }
   while (!options.empty()) {
     const size_t comma = options.find(',');
@@ -158,7 +139,7 @@ CodecConfig parseCodecConfig(std::string_view text) {
 }
 
 void validateCodecConfig(const CodecConfig& c) {
-  if (c.kind != CodecKind::None && c.kind != CodecKind::Int8 && c.kind != CodecKind::Topk) {
+  if (nameIn(kCodecKindNames, c.kind, "").empty()) {
     raise(ErrorCode::InvalidArgument, "codec: unknown kind {}", static_cast<int>(c.kind));
   }
   if (c.kind == CodecKind::Int8 &&
@@ -169,8 +150,7 @@ void validateCodecConfig(const CodecConfig& c) {
   if (c.kind == CodecKind::Topk && !(c.ratio > 0.0 && c.ratio <= 1.0)) {
     raise(ErrorCode::InvalidArgument, "codec topk: ratio {} is not in (0, 1]", c.ratio);
   }
-  if (static_cast<unsigned>(c.algorithm) >
-      static_cast<unsigned>(CompressedAlgorithm::SparseAllGather)) {
+  if (nameIn(kAlgorithmNames, c.algorithm, "").empty()) {
     raise(ErrorCode::InvalidArgument, "compression: unknown algorithm {}",
           static_cast<int>(c.algorithm));
   }

@@ -45,12 +45,7 @@ struct CodecConfig {
 /// An int8 configuration from its three fields (the kernel plugin's C ABI
 /// passes them one by one).
 inline CodecConfig int8CodecConfig(uint32_t block, bool stochastic, uint64_t seed) {
-  CodecConfig config;
-  config.kind = CodecKind::Int8;
-  config.block = block;
-  config.stochastic = stochastic;
-  config.seed = seed;
-  return config;
+  return {.kind = CodecKind::Int8, .block = block, .seed = seed, .stochastic = stochastic};
 }
 
 /// Parses "none", "int8", "int8:block=128", "int8:block=64,stochastic,seed=7",

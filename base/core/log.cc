@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/names.h"
+
 namespace loom {
 namespace {
 
@@ -18,18 +20,8 @@ LogLevel parseLevel() {
   return LogLevel::Warn;
 }
 
-const char* levelName(LogLevel level) {
-  switch (level) {
-    case LogLevel::Warn:
-      return "WARN";
-    case LogLevel::Info:
-      return "INFO";
-    case LogLevel::Trace:
-      return "TRACE";
-    default:
-      return "";
-  }
-}
+constexpr Named<LogLevel> kLevelNames[] = {
+    {LogLevel::Warn, "WARN"}, {LogLevel::Info, "INFO"}, {LogLevel::Trace, "TRACE"}};
 
 }  // namespace
 
@@ -42,8 +34,9 @@ void logLine(LogLevel level, const std::string& message) {
   char host[64] = {};
   gethostname(host, sizeof(host) - 1);
   // One fprintf per line so lines from several ranks do not interleave.
-  std::fprintf(stderr, "loom[%s:%d] %s %s\n", host, static_cast<int>(getpid()), levelName(level),
-               message.c_str());
+  const std::string_view name = nameIn(kLevelNames, level, "");
+  std::fprintf(stderr, "loom[%s:%d] %.*s %s\n", host, static_cast<int>(getpid()),
+               static_cast<int>(name.size()), name.data(), message.c_str());
 }
 
 }  // namespace loom

@@ -1,22 +1,15 @@
 #include "device/memory_kind.h"
 
+#include "core/names.h"
+
 namespace loom::device {
 
-std::string_view memoryKindName(MemoryKind kind) {
-  switch (kind) {
-    case MemoryKind::Host:
-      return "host";
-    case MemoryKind::PinnedHost:
-      return "pinned host";
-    case MemoryKind::Device:
-      return "device";
-    case MemoryKind::Managed:
-      return "managed";
-  }
-  return "?";
-}
-
 namespace {
+
+constexpr Named<MemoryKind> kMemoryKindNames[] = {{MemoryKind::Host, "host"},
+                                                  {MemoryKind::PinnedHost, "pinned host"},
+                                                  {MemoryKind::Device, "device"},
+                                                  {MemoryKind::Managed, "managed"}};
 
 /// What `runtime` says of `ptr`; type 0 (unregistered) when there is no
 /// runtime, no pointer, or the runtime does not know it.
@@ -33,6 +26,8 @@ CudaPointerAttributes attributesOf(const DeviceRuntime& runtime, const void* ptr
 }
 
 }  // namespace
+
+std::string_view memoryKindName(MemoryKind kind) { return nameIn(kMemoryKindNames, kind); }
 
 int deviceHolding(const DeviceRuntime& runtime, const void* ptr) {
   const CudaPointerAttributes attributes = attributesOf(runtime, ptr);

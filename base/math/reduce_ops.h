@@ -51,27 +51,28 @@ struct ProdOp {
   }
 };
 
+/// `chosen`, unless `a` or `b` is a NaN: then that NaN (`a`'s first), so a
+/// NaN anywhere in the inputs survives max and min.
+template <typename T>
+LOOM_HD T unlessNan(T a, T b, T chosen) {
+  if constexpr (kIsFloat<T>) {
+    return a != a ? a : (b != b ? b : chosen);
+  } else {
+    return chosen;
+  }
+}
+
 struct MaxOp {
   template <typename T>
   LOOM_HD static T apply(T a, T b) {
-    const T r = a < b ? b : a;
-    if constexpr (kIsFloat<T>) {
-      return a != a ? a : (b != b ? b : r);
-    } else {
-      return r;
-    }
+    return unlessNan(a, b, a < b ? b : a);
   }
 };
 
 struct MinOp {
   template <typename T>
   LOOM_HD static T apply(T a, T b) {
-    const T r = b < a ? b : a;
-    if constexpr (kIsFloat<T>) {
-      return a != a ? a : (b != b ? b : r);
-    } else {
-      return r;
-    }
+    return unlessNan(a, b, b < a ? b : a);
   }
 };
 

@@ -36,15 +36,15 @@ std::vector<Step> allReduce(const PlanRequest& req, Ring ring) {
 std::vector<Step> allGather(const PlanRequest& req, Ring ring) {
   const int n = ring.nranks;
   const size_t count = req.count;
-  auto block = [&](int b) { return static_cast<size_t>(b) * count; };
   std::vector<Step> s;
   // In place, the input already is output block `rank`.
-  if (!req.inPlace) s.push_back(copy(in(0), out(block(ring.rank)), count));
+  if (!req.inPlace) s.push_back(copy(in(0), out(block(ring.rank, count)), count));
   s.push_back(send(ring.next(), in(0), count));
   for (int k = 1; k < n - 1; ++k) {
-    s.push_back(recvCopySend(ring.prev(), ring.next(), out(block(wrap(ring.rank - k, n))), count));
+    s.push_back(
+        recvCopySend(ring.prev(), ring.next(), out(block(wrap(ring.rank - k, n), count)), count));
   }
-  s.push_back(recv(ring.prev(), out(block(ring.next())), count));
+  s.push_back(recv(ring.prev(), out(block(ring.next(), count)), count));
   return s;
 }
 
@@ -53,15 +53,14 @@ std::vector<Step> allGather(const PlanRequest& req, Ring ring) {
 std::vector<Step> reduceScatter(const PlanRequest& req, Ring ring) {
   const int n = ring.nranks;
   const size_t count = req.count;
-  auto block = [&](int b) { return static_cast<size_t>(b) * count; };
   std::vector<Step> s;
   int c = wrap(ring.rank - 1, n);
-  s.push_back(send(ring.next(), in(block(c)), count));
+  s.push_back(send(ring.next(), in(block(c, count)), count));
   for (int k = 1; k < n - 1; ++k) {
     c = wrap(ring.rank - k - 1, n);
-    s.push_back(recvReduceSend(ring.prev(), ring.next(), in(block(c)), count));
+    s.push_back(recvReduceSend(ring.prev(), ring.next(), in(block(c, count)), count));
   }
-  s.push_back(recvReduce(ring.prev(), in(block(ring.rank)), out(0), count, true));
+  s.push_back(recvReduce(ring.prev(), in(block(ring.rank, count)), out(0), count, true));
   return s;
 }
 

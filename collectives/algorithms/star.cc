@@ -11,35 +11,27 @@ using namespace steps;
 
 std::vector<Step> gather(const PlanRequest& req) {
   const size_t count = req.count;
-  auto block = [&](int b) { return static_cast<size_t>(b) * count; };
+  if (req.rank != req.root) return {send(req.root, in(0), count)};
   std::vector<Step> s;
-  if (req.rank != req.root) {
-    s.push_back(send(req.root, in(0), count));
-    return s;
-  }
   // In place, the root's input already is output block `root`.
-  if (!req.inPlace) s.push_back(copy(in(0), out(block(req.root)), count));
+  if (!req.inPlace) s.push_back(copy(in(0), out(block(req.root, count)), count));
   for (int k = 1; k < req.nranks; ++k) {
     const int peer = wrap(req.root + k, req.nranks);
-    s.push_back(recv(peer, out(block(peer)), count));
+    s.push_back(recv(peer, out(block(peer, count)), count));
   }
   return s;
 }
 
 std::vector<Step> scatter(const PlanRequest& req) {
   const size_t count = req.count;
-  auto block = [&](int b) { return static_cast<size_t>(b) * count; };
+  if (req.rank != req.root) return {recv(req.root, out(0), count)};
   std::vector<Step> s;
-  if (req.rank != req.root) {
-    s.push_back(recv(req.root, out(0), count));
-    return s;
-  }
   for (int k = 1; k < req.nranks; ++k) {
     const int peer = wrap(req.root + k, req.nranks);
-    s.push_back(send(peer, in(block(peer)), count));
+    s.push_back(send(peer, in(block(peer, count)), count));
   }
   // In place, the root's output already is input block `root`.
-  if (!req.inPlace) s.push_back(copy(in(block(req.root)), out(0), count));
+  if (!req.inPlace) s.push_back(copy(in(block(req.root, count)), out(0), count));
   return s;
 }
 

@@ -13,64 +13,45 @@ inline BufferRef in(size_t offset) { return {BufferId::Input, offset}; }
 inline BufferRef out(size_t offset) { return {BufferId::Output, offset}; }
 inline BufferRef scratch(size_t offset) { return {BufferId::Scratch, offset}; }
 
+// Designated initializers name only the fields each kind uses; the rest keep
+// Step's defaults.
 inline Step send(int to, BufferRef src, size_t count) {
-  Step s;
-  s.kind = StepKind::Send;
-  s.sendPeer = to;
-  s.src = src;
-  s.count = count;
-  return s;
+  return {.kind = StepKind::Send, .sendPeer = to, .src = src, .count = count};
 }
 
 inline Step recv(int from, BufferRef dst, size_t count) {
-  Step s;
-  s.kind = StepKind::Recv;
-  s.recvPeer = from;
-  s.dst = dst;
-  s.count = count;
-  return s;
+  return {.kind = StepKind::Recv, .recvPeer = from, .dst = dst, .count = count};
 }
 
 inline Step recvReduce(int from, BufferRef src, BufferRef dst, size_t count, bool finalize) {
-  Step s;
-  s.kind = StepKind::RecvReduce;
-  s.recvPeer = from;
-  s.src = src;
-  s.dst = dst;
-  s.count = count;
-  s.finalize = finalize;
-  return s;
+  return {.kind = StepKind::RecvReduce,
+          .recvPeer = from,
+          .src = src,
+          .dst = dst,
+          .count = count,
+          .finalize = finalize};
 }
 
 inline Step recvReduceSend(int from, int to, BufferRef src, size_t count, bool finalize = false) {
-  Step s;
-  s.kind = StepKind::RecvReduceSend;
-  s.recvPeer = from;
-  s.sendPeer = to;
-  s.src = src;
-  s.count = count;
-  s.finalize = finalize;
-  return s;
+  return {.kind = StepKind::RecvReduceSend,
+          .sendPeer = to,
+          .recvPeer = from,
+          .src = src,
+          .count = count,
+          .finalize = finalize};
 }
 
 inline Step recvCopySend(int from, int to, BufferRef dst, size_t count) {
-  Step s;
-  s.kind = StepKind::RecvCopySend;
-  s.recvPeer = from;
-  s.sendPeer = to;
-  s.dst = dst;
-  s.count = count;
-  return s;
+  return {
+      .kind = StepKind::RecvCopySend, .sendPeer = to, .recvPeer = from, .dst = dst, .count = count};
 }
 
 inline Step copy(BufferRef src, BufferRef dst, size_t count) {
-  Step s;
-  s.kind = StepKind::Copy;
-  s.src = src;
-  s.dst = dst;
-  s.count = count;
-  return s;
+  return {.kind = StepKind::Copy, .src = src, .dst = dst, .count = count};
 }
+
+/// Where block `b` of `count` elements per block starts.
+inline size_t block(int b, size_t count) { return static_cast<size_t>(b) * count; }
 
 /// (a mod n) for possibly negative a; ring arithmetic on ranks.
 inline int wrap(int a, int n) { return ((a % n) + n) % n; }

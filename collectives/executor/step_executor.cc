@@ -83,23 +83,19 @@ bool StepExecutor::tryStep(const PlanJob& job, const Step& step, size_t first, s
       bytesSent_ += bytes;
       return true;
     }
-    case StepKind::Recv: {
-      Link* in = link(step.recvPeer, step);
-      in->expectStamp(job.stamp);
-      const void* data = in->tryRecv(bytes);
-      if (data == nullptr) return false;
-      std::memcpy(mutableBufferAt(job.buffers, dst, es), data, bytes);
-      in->releaseRecv();
-      return true;
-    }
+    case StepKind::Recv:
     case StepKind::RecvReduce: {
       Link* in = link(step.recvPeer, step);
       in->expectStamp(job.stamp);
       const void* data = in->tryRecv(bytes);
       if (data == nullptr) return false;
       char* target = mutableBufferAt(job.buffers, dst, es);
-      rc.reduce(target, bufferAt(job.buffers, src, es), data, count);
-      finalize(target);
+      if (step.kind == StepKind::Recv) {
+        std::memcpy(target, data, bytes);
+      } else {
+        rc.reduce(target, bufferAt(job.buffers, src, es), data, count);
+        finalize(target);
+      }
       in->releaseRecv();
       return true;
     }

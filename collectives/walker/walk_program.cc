@@ -140,14 +140,12 @@ void checkCodecPart(const WalkPart& part, size_t index, DataType type,
 }  // namespace
 
 WalkPart WalkCall::partFor(const RankPlan& plan) const {
-  WalkPart part;
-  part.plan = &plan;
-  part.op = op;
-  part.protocol = protocol;
-  part.input = input;
-  part.output = output;
-  part.scratch = scratch;
-  return part;
+  return {.plan = &plan,
+          .op = op,
+          .protocol = protocol,
+          .input = input,
+          .output = output,
+          .scratch = scratch};
 }
 
 std::vector<ChannelStep> channelWalk(std::span<const WalkPart> parts, DataType type,

@@ -119,7 +119,7 @@ struct WalkPart {
   const char* input = nullptr;  ///< addresses as the walker sees them
   char* output = nullptr;
   char* scratch = nullptr;
-  WireCodec codec;  ///< inactive: messages carry the elements as they are
+  WireCodec codec{};  ///< inactive: messages carry the elements as they are
 };
 
 /// One rank's single call, ready to be placed in memory.

@@ -3,6 +3,31 @@
 #include "core/error.h"
 
 namespace loom::rendezvous {
+namespace {
+
+/// A client message kind as it is sent, as it is parsed, and the most bytes
+/// its payload may declare.
+struct MessageBound {
+  MessageKind sent;
+  ClientMessage::Kind kind;
+  uint32_t limit;
+};
+
+const MessageBound* boundOf(uint32_t rawKind) {
+  static constexpr MessageBound kBounds[] = {
+      {MessageKind::Round, ClientMessage::Kind::Round, kMaxBlobBytes},
+      {MessageKind::Leave, ClientMessage::Kind::Leave, kMaxErrorBytes},
+      {MessageKind::Status, ClientMessage::Kind::Status, kStatusBytes},
+      {MessageKind::Query, ClientMessage::Kind::Query, 0},
+      {MessageKind::Revoke, ClientMessage::Kind::Revoke, kMaxErrorBytes},
+      {MessageKind::Shrink, ClientMessage::Kind::Shrink, kMaxShrinkBytes}};
+  for (const MessageBound& bound : kBounds) {
+    if (static_cast<uint32_t>(bound.sent) == rawKind) return &bound;
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 void ByteQueue::append(const void* data, size_t size) {
   // Compact only when the decoded prefix is at least half the buffer, so each
@@ -96,37 +121,14 @@ std::optional<ClientMessage> MessageParser::next() {
   if (queue_.size() < kMessageHeaderBytes) return std::nullopt;
   const uint32_t rawKind = wire::getU32(queue_.data());
   const uint32_t length = wire::getU32(queue_.data() + 4);
-  ClientMessage message;
-  uint32_t limit = 0;
-  switch (static_cast<MessageKind>(rawKind)) {
-    case MessageKind::Round:
-      message.kind = ClientMessage::Kind::Round;
-      limit = kMaxBlobBytes;
-      break;
-    case MessageKind::Leave:
-      message.kind = ClientMessage::Kind::Leave;
-      limit = kMaxErrorBytes;
-      break;
-    case MessageKind::Status:
-      message.kind = ClientMessage::Kind::Status;
-      limit = kStatusBytes;
-      break;
-    case MessageKind::Query:
-      message.kind = ClientMessage::Kind::Query;
-      limit = 0;
-      break;
-    case MessageKind::Revoke:
-      message.kind = ClientMessage::Kind::Revoke;
-      limit = kMaxErrorBytes;
-      break;
-    case MessageKind::Shrink:
-      message.kind = ClientMessage::Kind::Shrink;
-      limit = kMaxShrinkBytes;
-      break;
-    default:
-      error_ = fmt::format("unknown message kind {}", rawKind);
-      throw Error(ErrorCode::RemoteError, error_);
+  const MessageBound* bound = boundOf(rawKind);
+  if (bound == nullptr) {
+    error_ = fmt::format("unknown message kind {}", rawKind);
+    throw Error(ErrorCode::RemoteError, error_);
   }
+  ClientMessage message;
+  message.kind = bound->kind;
+  const uint32_t limit = bound->limit;
   if (length > limit) {
     error_ = fmt::format("message of kind {} declares {} bytes, over its bound of {}", rawKind,
                          length, limit);

@@ -10,75 +10,40 @@
 namespace loom {
 namespace {
 
-std::optional<Algorithm> parseAlgorithm() {
-  const auto text = envString("LOOM_ALGO");
-  if (!text) return std::nullopt;
-  if (*text == "ring") return Algorithm::Ring;
-  if (*text == "tree") return Algorithm::Tree;
-  if (*text == "direct") return Algorithm::Direct;
-  if (*text == "hierarchical") return Algorithm::Hierarchical;
-  if (*text == "hosttree") return Algorithm::HostTree;
-  raise(ErrorCode::InvalidArgument,
-        "LOOM_ALGO='{}' is not one of ring, tree, direct, hierarchical, hosttree", *text);
-}
+constexpr Named<Algorithm> kAlgorithmNames[] = {{Algorithm::Ring, "ring"},
+                                                {Algorithm::Tree, "tree"},
+                                                {Algorithm::Direct, "direct"},
+                                                {Algorithm::Hierarchical, "hierarchical"},
+                                                {Algorithm::HostTree, "hosttree"}};
 
-TransportChoice parseTransport() {
-  const auto text = envString("LOOM_TRANSPORT");
-  if (!text) return TransportChoice::Auto;
-  if (*text == "shm") return TransportChoice::Shm;
-  if (*text == "tcp") return TransportChoice::Tcp;
-  raise(ErrorCode::InvalidArgument, "LOOM_TRANSPORT='{}' is not one of shm, tcp", *text);
-}
+constexpr Named<TransportChoice> kTransportNames[] = {{TransportChoice::Shm, "shm"},
+                                                      {TransportChoice::Tcp, "tcp"}};
 
-constexpr std::pair<NetChoice, const char*> kNetNames[] = {{NetChoice::Auto, "auto"},
-                                                           {NetChoice::Tcp, "tcp"},
-                                                           {NetChoice::Ucx, "ucx"},
-                                                           {NetChoice::Ib, "ib"}};
+constexpr Named<NetChoice> kNetNames[] = {{NetChoice::Auto, "auto"},
+                                          {NetChoice::Tcp, "tcp"},
+                                          {NetChoice::Ucx, "ucx"},
+                                          {NetChoice::Ib, "ib"}};
 
-NetChoice parseNet() {
-  const auto text = envString("LOOM_NET");
-  if (!text) return NetChoice::Auto;
-  for (const auto& [net, name] : kNetNames) {
-    if (*text == name) return net;
-  }
-  raise(ErrorCode::InvalidArgument, "LOOM_NET='{}' is not one of auto, tcp, ucx, ib", *text);
-}
+// The kernel path is the default: it is the one that returns at once,
+// stream-ordered, as NCCL programs expect, and it stages by itself where it
+// cannot walk (no device, crowded queues, shared streams).
+constexpr Named<CudaPath> kCudaPathNames[] = {
+    {CudaPath::Kernel, "kernel"}, {CudaPath::Staged, "staged"}, {CudaPath::Direct, "direct"}};
 
-CudaPath parseCudaPath() {
-  const auto text = envString("LOOM_CUDA_PATH");
-  // The kernel path is the default: it is the one that returns at once,
-  // stream-ordered, as NCCL programs expect, and it stages by itself where it
-  // cannot walk (no device, crowded queues, shared streams).
-  if (!text || *text == "kernel") return CudaPath::Kernel;
-  if (*text == "staged") return CudaPath::Staged;
-  if (*text == "direct") return CudaPath::Direct;
-  raise(ErrorCode::InvalidArgument, "LOOM_CUDA_PATH='{}' is not one of staged, direct, kernel",
-        *text);
-}
-
-bool parseCudaScope() {
-  const auto text = envString("LOOM_CUDA_SCOPE");
-  if (!text || *text == "auto") return false;
-  if (*text == "system") return true;
-  raise(ErrorCode::InvalidArgument, "LOOM_CUDA_SCOPE='{}' is not one of auto, system", *text);
-}
+/// LOOM_CUDA_SCOPE: "system" orders the kernel's FIFO words at system scope always.
+constexpr Named<bool> kCudaScopeNames[] = {{false, "auto"}, {true, "system"}};
 
 }  // namespace
 
-const char* netName(NetChoice net) {
-  for (const auto& [choice, name] : kNetNames) {
-    if (choice == net) return name;
-  }
-  return "?";
-}
+std::string_view netName(NetChoice net) { return nameIn(kNetNames, net); }
 
 CommConfig CommConfig::fromEnvironment() {
   CommConfig c;
   c.timeout = std::chrono::seconds(envInt("LOOM_TIMEOUT", 300, 1, 7LL * 24 * 3600));
-  c.algorithm = parseAlgorithm();
-  c.cudaPath = parseCudaPath();
-  c.transport = parseTransport();
-  c.net = parseNet();
+  c.algorithm = envChoice("LOOM_ALGO", kAlgorithmNames);
+  c.cudaPath = envChoice("LOOM_CUDA_PATH", kCudaPathNames).value_or(CudaPath::Kernel);
+  c.transport = envChoice("LOOM_TRANSPORT", kTransportNames).value_or(TransportChoice::Auto);
+  c.net = envChoice("LOOM_NET", kNetNames).value_or(NetChoice::Auto);
   c.check = envFlag("LOOM_CHECK", false);
   c.spinMicros = envInt("LOOM_SPIN_US", 5, 0, 1000000);
   c.yieldMicros = envInt("LOOM_YIELD_US", 1000, 0, 10000000);
@@ -104,7 +69,7 @@ CommConfig CommConfig::fromEnvironment() {
     raise(ErrorCode::InvalidArgument, "LOOM_CUDA_SLOT_BYTES={} is not a multiple of 16",
           c.cudaSlotBytes);
   }
-  c.cudaSystemScope = parseCudaScope();
+  c.cudaSystemScope = envChoice("LOOM_CUDA_SCOPE", kCudaScopeNames).value_or(false);
   c.cudaPeerWrites = envFlag("LOOM_CUDA_P2P", true);
   if (const auto text = envString("LOOM_COMPRESS")) {
     try {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "collectives/plan.h"
 #include "compression/codec_config.h"
@@ -17,7 +18,7 @@ enum class TransportChoice { Auto, Shm, Tcp };
 /// LOOM_NET: what links ranks on different hosts (comm/network_links.h).
 enum class NetChoice { Auto, Tcp, Ucx, Ib };
 /// LOOM_NET's spelling of `net`: "auto", "tcp", "ucx", "ib".
-const char* netName(NetChoice net);
+std::string_view netName(NetChoice net);
 /// LOOM_CUDA_PATH: how collectives on device buffers run (device_paths/device_direct.h).
 enum class CudaPath { Staged, Direct, Kernel };
 

@@ -26,7 +26,7 @@ std::vector<std::unique_ptr<Link>> tcpLinks(Comm& comm, const std::vector<int>& 
 }
 
 /// Every rank says whether it can; all must, or none uses it.
-bool everyRankCan(Comm& comm, bool mine, const char* what, bool required, Deadline deadline) {
+bool everyRankCan(Comm& comm, bool mine, std::string_view what, bool required, Deadline deadline) {
   const auto answers = comm.bootstrap->allGather(mine ? "1" : "0", deadline);
   std::string missing;
   for (size_t r = 0; r < answers.size(); ++r) {

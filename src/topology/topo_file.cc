@@ -10,6 +10,7 @@
 #include <fstream>
 #include <pugixml.hpp>
 #include <sstream>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -155,26 +156,18 @@ class Parser {
     return a.value();
   }
 
-  int intAttr(const pugi::xml_node& e, const char* key, int fallback) {
+  /// The attribute as a number of type T (an int, or a finite double), or
+  /// `fallback` when it is absent.
+  template <typename T>
+  T numberAttr(const pugi::xml_node& e, const char* key, T fallback) {
     const pugi::xml_attribute a = e.attribute(key);
     if (!a) return fallback;
     const std::string_view text = a.value();
-    int value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size()) {
-      fail(e, fmt::format("{}='{}' is not an integer", key, text));
-    }
-    return value;
-  }
-
-  double doubleAttr(const pugi::xml_node& e, const char* key, double fallback) {
-    const pugi::xml_attribute a = e.attribute(key);
-    if (!a) return fallback;
-    const std::string_view text = a.value();
-    double value = 0;
+    T value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
-      fail(e, fmt::format("{}='{}' is not a finite number", key, text));
+      fail(e, fmt::format("{}='{}' is not {}", key, text,
+                          std::is_integral_v<T> ? "an integer" : "a finite number"));
     }
     return value;
   }
@@ -199,9 +192,9 @@ class Parser {
     if (node.id.empty()) fail(e, "id is empty");
     node.name = e.attribute(kNameAttr).value();
     node.busId = e.attribute(kBusAttr).value();
-    node.numa = intAttr(e, kNumaAttr, -1);
-    node.cores = intAttr(e, kCoresAttr, 0);
-    node.rank = intAttr(e, kRankAttr, -1);
+    node.numa = numberAttr<int>(e, kNumaAttr, -1);
+    node.cores = numberAttr<int>(e, kCoresAttr, 0);
+    node.rank = numberAttr<int>(e, kRankAttr, -1);
     if (auto [it, fresh] = ids_.emplace(node.id, static_cast<int>(topology_.nodes.size()));
         !fresh) {
       fail(e, fmt::format("id '{}' is already used at line {}", node.id,
@@ -245,10 +238,10 @@ class Parser {
     }
     link.kind = *kind;
     required(e, kBandwidthAttr);
-    link.bandwidth = doubleAttr(e, kBandwidthAttr, 0.0);
-    link.latency = doubleAttr(e, kLatencyAttr, 0.0);
-    link.lanes = intAttr(e, kLanesAttr, 1);
-    link.generation = intAttr(e, kGenerationAttr, 0);
+    link.bandwidth = numberAttr<double>(e, kBandwidthAttr, 0.0);
+    link.latency = numberAttr<double>(e, kLatencyAttr, 0.0);
+    link.lanes = numberAttr<int>(e, kLanesAttr, 1);
+    link.generation = numberAttr<int>(e, kGenerationAttr, 0);
     link.bridge = e.attribute(kBridgeAttr).value();
     topology_.addLink(link);
     linkElements_.push_back(e);

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <infiniband/verbs.h>
 
+#include <bit>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <string_view>
 
 #include "core/error.h"
 
@@ -76,31 +78,28 @@ IbvDeviceInfo queryDevice(ibv_device* device) {
   return info;
 }
 
+/// An InfiniBand generation: its name and one lane's signalling rate.
+struct Generation {
+  std::string_view name;
+  double laneGbps;
+};
+
+/// The generation of a port's active_speed code (one bit per generation; XDR
+/// is beyond uint8_t active_speed, newer verbs report it elsewhere), or
+/// nullptr for an unknown code.
+const Generation* generationOf(uint32_t speedCode) {
+  static constexpr Generation kByBit[] = {{"SDR", 2.5},       {"DDR", 5.0},     {"QDR", 10.0},
+                                          {"FDR10", 10.3125}, {"FDR", 14.0625}, {"EDR", 25.78125},
+                                          {"HDR", 50.0},      {"NDR", 100.0},   {"XDR", 200.0}};
+  const auto bit = static_cast<size_t>(std::countr_zero(speedCode));
+  return std::has_single_bit(speedCode) && bit < std::size(kByBit) ? &kByBit[bit] : nullptr;
+}
+
 }  // namespace
 
 double ibvLaneGbps(uint32_t speedCode) {
-  switch (speedCode) {
-    case 1:
-      return 2.5;  // SDR
-    case 2:
-      return 5.0;  // DDR
-    case 4:
-      return 10.0;  // QDR
-    case 8:
-      return 10.3125;  // FDR10
-    case 16:
-      return 14.0625;  // FDR
-    case 32:
-      return 25.78125;  // EDR
-    case 64:
-      return 50.0;  // HDR
-    case 128:
-      return 100.0;  // NDR
-    case 256:
-      return 200.0;  // XDR (beyond uint8_t active_speed; newer verbs report it elsewhere)
-    default:
-      return 0.0;
-  }
+  const Generation* g = generationOf(speedCode);
+  return g != nullptr ? g->laneGbps : 0.0;
 }
 
 int ibvWidthLanes(uint32_t widthCode) {
@@ -125,28 +124,8 @@ double ibvPortGbps(uint32_t speedCode, uint32_t widthCode) {
 }
 
 std::string ibvSpeedName(uint32_t speedCode) {
-  switch (speedCode) {
-    case 1:
-      return "SDR";
-    case 2:
-      return "DDR";
-    case 4:
-      return "QDR";
-    case 8:
-      return "FDR10";
-    case 16:
-      return "FDR";
-    case 32:
-      return "EDR";
-    case 64:
-      return "HDR";
-    case 128:
-      return "NDR";
-    case 256:
-      return "XDR";
-    default:
-      return fmt::format("speed code {}", speedCode);
-  }
+  const Generation* g = generationOf(speedCode);
+  return g != nullptr ? std::string(g->name) : fmt::format("speed code {}", speedCode);
 }
 
 int ibvMtuBytes(int mtu) { return mtu >= 1 && mtu <= 5 ? 128 << mtu : 0; }

@@ -12,22 +12,15 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/names.h"
 #include "core/page_buffer.h"
 
 namespace loom {
 namespace {
 
-const char* kindName(IbvWrKind kind) {
-  switch (kind) {
-    case IbvWrKind::Data:
-      return "RDMA write of a message";
-    case IbvWrKind::Credit:
-      return "credit write";
-    case IbvWrKind::Recv:
-      return "receive";
-  }
-  return "work request";
-}
+constexpr Named<IbvWrKind> kWrKindNames[] = {{IbvWrKind::Data, "RDMA write of a message"},
+                                             {IbvWrKind::Credit, "credit write"},
+                                             {IbvWrKind::Recv, "receive"}};
 
 // The NIC pins whole pages; page-aligned rings share none with other data.
 uint8_t* allocateRing(size_t bytes, int peer) {
@@ -238,8 +231,8 @@ void IbvLink::handle(const ibv_wc& wc) {
     raise(ErrorCode::RemoteError,
           "ibverbs link to rank {} on {}: {} failed: {} (status {}, vendor error {:#x}); the peer "
           "is gone or unreachable",
-          peer_, context_->where(), kindName(kind), ibv_wc_status_str(wc.status),
-          static_cast<int>(wc.status), wc.vendor_err);
+          peer_, context_->where(), nameIn(kWrKindNames, kind, "work request"),
+          ibv_wc_status_str(wc.status), static_cast<int>(wc.status), wc.vendor_err);
   }
   switch (kind) {
     case IbvWrKind::Recv: {

@@ -26,18 +26,6 @@ int openPidFd(int pid) {
 
 }  // namespace
 
-const char* peerAccessName(PeerAccess access) {
-  switch (access) {
-    case PeerAccess::None:
-      return "none";
-    case PeerAccess::Pointer:
-      return "pointer";
-    case PeerAccess::CrossMemory:
-      return "cross-memory attach";
-  }
-  return "?";
-}
-
 PeerMemory::PeerMemory(int rank, std::span<const int> pids, bool allowCrossMemory)
     : rank_(rank),
       pids_(pids.begin(), pids.end()),

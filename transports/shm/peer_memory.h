@@ -22,8 +22,6 @@ enum class PeerAccess : uint8_t {
   CrossMemory,  ///< another process: process_vm_readv
 };
 
-const char* peerAccessName(PeerAccess access);
-
 class PeerMemory {
  public:
   /// `pids[r]`: rank r's process id, for every rank of the communicator (all
