@@ -10,16 +10,44 @@ namespace loom {
 
 namespace {
 
-constexpr Named<Collective> kCollectiveNames[] = {{Collective::AllReduce, "AllReduce"},
-                                                  {Collective::AllGather, "AllGather"},
-                                                  {Collective::ReduceScatter, "ReduceScatter"},
-                                                  {Collective::Broadcast, "Broadcast"},
-                                                  {Collective::Reduce, "Reduce"},
-                                                  {Collective::AllToAll, "AllToAll"},
-                                                  {Collective::Gather, "Gather"},
-                                                  {Collective::Scatter, "Scatter"},
-                                                  {Collective::Send, "Send"},
-                                                  {Collective::Recv, "Recv"}};
+/// How much of a buffer one rank's call uses.
+enum class Extent { None, Count, All, CountAtRoot, AllAtRoot };
+
+/// A collective's name and the extents of its input and output. Only the
+/// root's input is read by broadcast and scatter, and only its output written
+/// by reduce and gather: other ranks may pass anything there.
+struct CollectiveShape {
+  Collective collective;
+  std::string_view name;
+  Extent input;
+  Extent output;
+};
+
+const CollectiveShape* shapeOf(Collective c) {
+  using enum Extent;
+  static constexpr CollectiveShape kShapes[] = {
+      {Collective::AllReduce, "AllReduce", Count, Count},
+      {Collective::AllGather, "AllGather", Count, All},
+      {Collective::ReduceScatter, "ReduceScatter", All, Count},
+      {Collective::Broadcast, "Broadcast", CountAtRoot, Count},
+      {Collective::Reduce, "Reduce", Count, CountAtRoot},
+      {Collective::AllToAll, "AllToAll", All, All},
+      {Collective::Gather, "Gather", Count, AllAtRoot},
+      {Collective::Scatter, "Scatter", AllAtRoot, Count},
+      {Collective::Send, "Send", Count, None},
+      {Collective::Recv, "Recv", None, Count}};
+  for (const CollectiveShape& shape : kShapes) {
+    if (shape.collective == c) return &shape;
+  }
+  return nullptr;
+}
+
+size_t elementsIn(Extent e, size_t count, int nranks, bool isRoot) {
+  const bool rootOnly = e == Extent::CountAtRoot || e == Extent::AllAtRoot;
+  if (e == Extent::None || (rootOnly && !isRoot)) return 0;
+  const bool wholeWorld = e == Extent::All || e == Extent::AllAtRoot;
+  return wholeWorld ? count * static_cast<size_t>(nranks) : count;
+}
 
 constexpr Named<Algorithm> kAlgorithmNames[] = {
     {Algorithm::Ring, "Ring"},        {Algorithm::Tree, "Tree"},
@@ -44,7 +72,11 @@ std::string nameOrNumber(const Named<E> (&table)[N], E value, std::string_view t
 
 }  // namespace
 
-std::string toString(Collective c) { return nameOrNumber(kCollectiveNames, c, "Collective"); }
+std::string toString(Collective c) {
+  const CollectiveShape* shape = shapeOf(c);
+  return shape != nullptr ? std::string(shape->name)
+                          : fmt::format("Collective({})", static_cast<int>(c));
+}
 
 std::string toString(Algorithm a) { return nameOrNumber(kAlgorithmNames, a, "Algorithm"); }
 
@@ -89,65 +121,14 @@ std::string toString(const RankPlan& p) {
   return out;
 }
 
-namespace {
-
-/// How much of a buffer one rank's call uses.
-enum class Extent { None, Count, All, CountAtRoot, AllAtRoot };
-
-/// The extents of a collective's input and output. Only the root's input is
-/// read by broadcast and scatter, and only its output written by reduce and
-/// gather: other ranks may pass anything there.
-std::pair<Extent, Extent> extentsOf(Collective c) {
-  switch (c) {
-    case Collective::AllReduce:
-      return {Extent::Count, Extent::Count};
-    case Collective::AllGather:
-      return {Extent::Count, Extent::All};
-    case Collective::ReduceScatter:
-      return {Extent::All, Extent::Count};
-    case Collective::Broadcast:
-      return {Extent::CountAtRoot, Extent::Count};
-    case Collective::Reduce:
-      return {Extent::Count, Extent::CountAtRoot};
-    case Collective::AllToAll:
-      return {Extent::All, Extent::All};
-    case Collective::Gather:
-      return {Extent::Count, Extent::AllAtRoot};
-    case Collective::Scatter:
-      return {Extent::AllAtRoot, Extent::Count};
-    case Collective::Send:
-      return {Extent::Count, Extent::None};
-    case Collective::Recv:
-      return {Extent::None, Extent::Count};
-  }
-  return {Extent::None, Extent::None};
-}
-
-size_t elementsIn(Extent e, size_t count, int nranks, bool isRoot) {
-  const size_t all = count * static_cast<size_t>(nranks);
-  switch (e) {
-    case Extent::None:
-      return 0;
-    case Extent::Count:
-      return count;
-    case Extent::All:
-      return all;
-    case Extent::CountAtRoot:
-      return isRoot ? count : 0;
-    case Extent::AllAtRoot:
-      return isRoot ? all : 0;
-  }
-  return 0;
-}
-
-}  // namespace
-
 size_t inputElements(Collective c, size_t count, int nranks, int rank, int root) {
-  return elementsIn(extentsOf(c).first, count, nranks, rank == root);
+  const CollectiveShape* shape = shapeOf(c);
+  return shape != nullptr ? elementsIn(shape->input, count, nranks, rank == root) : 0;
 }
 
 size_t outputElements(Collective c, size_t count, int nranks, int rank, int root) {
-  return elementsIn(extentsOf(c).second, count, nranks, rank == root);
+  const CollectiveShape* shape = shapeOf(c);
+  return shape != nullptr ? elementsIn(shape->output, count, nranks, rank == root) : 0;
 }
 
 bool stepReceives(StepKind k) { return k != StepKind::Send && k != StepKind::Copy; }

@@ -32,13 +32,12 @@ inline Step recvReduce(int from, BufferRef src, BufferRef dst, size_t count, boo
           .finalize = finalize};
 }
 
+/// A RecvReduce whose result goes to `to` instead of a buffer.
 inline Step recvReduceSend(int from, int to, BufferRef src, size_t count, bool finalize = false) {
-  return {.kind = StepKind::RecvReduceSend,
-          .sendPeer = to,
-          .recvPeer = from,
-          .src = src,
-          .count = count,
-          .finalize = finalize};
+  Step s = recvReduce(from, src, {}, count, finalize);
+  s.kind = StepKind::RecvReduceSend;
+  s.sendPeer = to;
+  return s;
 }
 
 inline Step recvCopySend(int from, int to, BufferRef dst, size_t count) {

@@ -1,5 +1,7 @@
 #include "bootstrap/rendezvous_parser.h"
 
+#include <utility>
+
 #include "core/error.h"
 
 namespace loom::rendezvous {
@@ -39,6 +41,23 @@ void ByteQueue::append(const void* data, size_t size) {
   bytes_.append(static_cast<const char*>(data), size);
 }
 
+FrameParser::FrameParser(int nranks) {
+  const auto n = static_cast<uint64_t>(nranks);
+  const auto exactly = [](uint64_t bytes) { return PayloadBounds{true, bytes, bytes, true}; };
+  const auto upTo = [](uint64_t bytes) { return PayloadBounds{true, 0, bytes, false}; };
+  const std::pair<FrameKind, PayloadBounds> bounds[] = {
+      {FrameKind::Ok, exactly(kOkBytes)},
+      {FrameKind::Challenge, exactly(kNonceBytes)},
+      {FrameKind::Revoked, {true, kRevokedBytes, kRevokedBytes + kMaxErrorBytes, false}},
+      {FrameKind::Left, upTo(0)},
+      {FrameKind::Closing, upTo(kMaxErrorBytes)},
+      {FrameKind::Error, upTo(kMaxErrorBytes)},
+      {FrameKind::Gather, upTo(n * (4 + kMaxBlobBytes))},
+      {FrameKind::States, upTo(n * kReportBytes)},
+      {FrameKind::Agreed, upTo(kAgreedHeaderBytes + n * 4)}};
+  for (const auto& [kind, bound] : bounds) bounds_[static_cast<size_t>(kind)] = bound;
+}
+
 std::optional<Frame> FrameParser::next() {
   if (!error_.empty()) throw Error(ErrorCode::RemoteError, error_);
   if (queue_.size() < kFrameHeaderBytes) return std::nullopt;
@@ -46,42 +65,13 @@ std::optional<Frame> FrameParser::next() {
   const uint32_t rawKind = wire::getU32(header);
   const uint32_t zero = wire::getU32(header + 4);
   const uint64_t length = wire::getU64(header + 8);
-  uint64_t limit = 0;
-  uint64_t least = 0;
-  bool exact = false;  // the payload has exactly `limit` bytes
-  switch (static_cast<FrameKind>(rawKind)) {
-    case FrameKind::Ok:
-      limit = kOkBytes;
-      exact = true;
-      break;
-    case FrameKind::Challenge:
-      limit = kNonceBytes;
-      exact = true;
-      break;
-    case FrameKind::Revoked:
-      least = kRevokedBytes;
-      limit = kRevokedBytes + kMaxErrorBytes;
-      break;
-    case FrameKind::Left:
-      limit = 0;
-      break;
-    case FrameKind::Closing:
-    case FrameKind::Error:
-      limit = kMaxErrorBytes;
-      break;
-    case FrameKind::Gather:
-      limit = maxGatherBytes_;
-      break;
-    case FrameKind::States:
-      limit = maxStatesBytes_;
-      break;
-    case FrameKind::Agreed:
-      limit = maxAgreedBytes_;
-      break;
-    default:
-      error_ = fmt::format("unknown frame kind {}", rawKind);
-      throw Error(ErrorCode::RemoteError, error_);
+  if (rawKind >= bounds_.size() || !bounds_[rawKind].known) {
+    error_ = fmt::format("unknown frame kind {}", rawKind);
+    throw Error(ErrorCode::RemoteError, error_);
   }
+  const uint64_t least = bounds_[rawKind].least;
+  const uint64_t limit = bounds_[rawKind].most;
+  const bool exact = bounds_[rawKind].exact;
   if (zero != 0) {
     error_ = fmt::format("frame header reserved word is {:#x}, not 0", zero);
     throw Error(ErrorCode::RemoteError, error_);

@@ -8,6 +8,7 @@
 // one bounded message plus whatever the caller fed in one go.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,10 +47,7 @@ class FrameParser {
  public:
   /// Payload bounds follow the world size: a Gather holds at most nranks x
   /// (4 + kMaxBlobBytes), a States nranks x kReportBytes.
-  explicit FrameParser(int nranks)
-      : maxGatherBytes_(static_cast<uint64_t>(nranks) * (4 + kMaxBlobBytes)),
-        maxStatesBytes_(static_cast<uint64_t>(nranks) * kReportBytes),
-        maxAgreedBytes_(kAgreedHeaderBytes + static_cast<uint64_t>(nranks) * 4) {}
+  explicit FrameParser(int nranks);
 
   void feed(const void* data, size_t size) { queue_.append(data, size); }
   /// The next whole frame, or nullopt until more bytes arrive. Throws
@@ -60,10 +58,16 @@ class FrameParser {
   size_t buffered() const { return queue_.size(); }
 
  private:
+  /// The payload sizes a frame kind may declare.
+  struct PayloadBounds {
+    bool known = false;  ///< a kind of FrameKind
+    uint64_t least = 0;
+    uint64_t most = 0;
+    bool exact = false;  ///< the payload has exactly `most` bytes
+  };
+
   ByteQueue queue_;
-  uint64_t maxGatherBytes_;
-  uint64_t maxStatesBytes_;
-  uint64_t maxAgreedBytes_;
+  std::array<PayloadBounds, static_cast<size_t>(FrameKind::Agreed) + 1> bounds_{};  // by kind
   std::string error_;
 };
 
