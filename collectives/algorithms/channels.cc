@@ -72,8 +72,7 @@ RankPlan detail::channelPlan(const PlanRequest& req) {
     pieceRequest.channels = 1;
     pieceRequest.count = chunkSize(req.count, req.channels, k);
     if (pieceRequest.count == 0) continue;
-    RankPlan part = ringPlan(pieceRequest);
-    dropEmpty(part);
+    RankPlan part = makePlan(pieceRequest);
     const PieceLayout piece{req.count, chunkOffset(req.count, req.channels, k), pieceRequest.count,
                             blockedBuffer(req.collective), plan.scratchElements};
     for (auto& stream : part.streams) {

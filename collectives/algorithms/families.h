@@ -1,16 +1,32 @@
 // The algorithm families behind makePlan. Internal to collectives/algorithms:
-// make_plan.cc validates the request and dispatches here, so each family may
-// assume 0 <= rank, root < nranks and a supported collective.
+// make_plan.cc validates the request and dispatches here, so each builder may
+// assume 0 <= rank, root < nranks.
 #pragma once
 
 #include "collectives/algorithms.h"
 
 namespace loom::detail {
 
-RankPlan ringPlan(const PlanRequest& req);
-RankPlan treePlan(const PlanRequest& req);
-RankPlan pairwisePlan(const PlanRequest& req);
-RankPlan starPlan(const PlanRequest& req);
+/// One rank's plan of one collective by one algorithm: makePlan's table
+/// (make_plan.cc) names a builder for every pair it accepts.
+using PlanBuilder = RankPlan (*)(const PlanRequest& req);
+
+// Ring (ring.cc): one stream.
+RankPlan ringAllReduce(const PlanRequest& req);
+RankPlan ringAllGather(const PlanRequest& req);
+RankPlan ringReduceScatter(const PlanRequest& req);
+RankPlan ringBroadcast(const PlanRequest& req);
+RankPlan ringReduce(const PlanRequest& req);
+// Double binary tree (tree.cc): half of the count on each tree, a stream each.
+RankPlan treeAllReduce(const PlanRequest& req);
+RankPlan treeBroadcast(const PlanRequest& req);
+RankPlan treeReduce(const PlanRequest& req);
+// Pairwise exchanges (pairwise.cc) and the star through the root (star.cc).
+RankPlan pairwiseAllToAll(const PlanRequest& req);
+RankPlan pairwiseSend(const PlanRequest& req);
+RankPlan pairwiseRecv(const PlanRequest& req);
+RankPlan starGather(const PlanRequest& req);
+RankPlan starScatter(const PlanRequest& req);
 /// req.channels > 1: piece k of the (per-rank) count as a ring of the same
 /// collective on channel k. Throws InvalidArgument for anything but the ring
 /// all-reduce, all-gather and reduce-scatter.

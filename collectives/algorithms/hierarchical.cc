@@ -10,6 +10,7 @@
 
 #include "collectives/algorithms.h"
 #include "collectives/algorithms/families.h"
+#include "collectives/algorithms/steps.h"
 #include "core/error.h"
 
 namespace loom {
@@ -30,12 +31,6 @@ Seat findSeat(const HostGroups& hosts, int rank) {
   }
   raise(ErrorCode::InvalidArgument, "hierarchical all-reduce: rank {} is on none of the {} hosts",
         rank, hosts.size());
-}
-
-RankPlan oneStream(std::vector<Step> steps) {
-  RankPlan plan;
-  plan.streams.push_back(std::move(steps));
-  return plan;
 }
 
 /// Plans of a later phase work in place on [offset, offset + count) of the output.
@@ -103,11 +98,12 @@ std::vector<RankPlan> hierarchicalAllReduce(const HostGroups& hosts, int rank, s
   std::vector<RankPlan> phases;
   // The average's division happens once, where the cross-host ring completes a sum.
   phases.push_back(placePlan(
-      oneStream(detail::ringReduceScatterChunks(seat.position, localRanks, count, false)), local));
+      steps::oneStream(detail::ringReduceScatterChunks(seat.position, localRanks, count, false)),
+      local));
   phases.push_back(placePlan(
       onOutputShard(makePlan(shard), chunkOffset(count, localRanks, seat.position)), across));
-  phases.push_back(
-      placePlan(oneStream(detail::ringAllGatherChunks(seat.position, localRanks, count)), local));
+  phases.push_back(placePlan(
+      steps::oneStream(detail::ringAllGatherChunks(seat.position, localRanks, count)), local));
   for (RankPlan& phase : phases) detail::dropEmpty(phase);
   return phases;
 }

@@ -47,26 +47,44 @@ void detail::dropEmpty(RankPlan& plan) {
   std::erase_if(plan.streams, [](const std::vector<Step>& s) { return s.empty(); });
 }
 
-bool algorithmSupports(Algorithm algorithm, Collective collective) {
-  switch (algorithm) {
-    case Algorithm::Ring:
-      return collective == Collective::AllReduce || collective == Collective::AllGather ||
-             collective == Collective::ReduceScatter || collective == Collective::Broadcast ||
-             collective == Collective::Reduce;
-    case Algorithm::Tree:
-      return collective == Collective::AllReduce || collective == Collective::Broadcast ||
-             collective == Collective::Reduce;
-    case Algorithm::Pairwise:
-      return collective == Collective::AllToAll || collective == Collective::Send ||
-             collective == Collective::Recv;
-    case Algorithm::Star:
-      return collective == Collective::Gather || collective == Collective::Scatter;
-    case Algorithm::Direct:        // runs on a shared arena, not as steps
-    case Algorithm::Hierarchical:  // these two run as phases (hierarchical.cc), not as one plan
-    case Algorithm::HostTree:
-      return false;
+namespace {
+
+/// Every (algorithm, collective) pair makePlan accepts, and its builder.
+/// Direct runs on a shared arena, and Hierarchical and HostTree as phases
+/// (hierarchical.cc), so none of them is a plan here.
+struct Implementation {
+  Algorithm algorithm;
+  Collective collective;
+  detail::PlanBuilder build;
+};
+
+detail::PlanBuilder builderOf(Algorithm algorithm, Collective collective) {
+  using A = Algorithm;
+  using C = Collective;
+  static constexpr Implementation kImplementations[] = {
+      {A::Ring, C::AllReduce, detail::ringAllReduce},
+      {A::Ring, C::AllGather, detail::ringAllGather},
+      {A::Ring, C::ReduceScatter, detail::ringReduceScatter},
+      {A::Ring, C::Broadcast, detail::ringBroadcast},
+      {A::Ring, C::Reduce, detail::ringReduce},
+      {A::Tree, C::AllReduce, detail::treeAllReduce},
+      {A::Tree, C::Broadcast, detail::treeBroadcast},
+      {A::Tree, C::Reduce, detail::treeReduce},
+      {A::Pairwise, C::AllToAll, detail::pairwiseAllToAll},
+      {A::Pairwise, C::Send, detail::pairwiseSend},
+      {A::Pairwise, C::Recv, detail::pairwiseRecv},
+      {A::Star, C::Gather, detail::starGather},
+      {A::Star, C::Scatter, detail::starScatter}};
+  for (const Implementation& i : kImplementations) {
+    if (i.algorithm == algorithm && i.collective == collective) return i.build;
   }
-  return false;
+  return nullptr;
+}
+
+}  // namespace
+
+bool algorithmSupports(Algorithm algorithm, Collective collective) {
+  return builderOf(algorithm, collective) != nullptr;
 }
 
 Algorithm usualAlgorithm(Collective collective) {
@@ -86,25 +104,7 @@ Algorithm usualAlgorithm(Collective collective) {
 RankPlan makePlan(const PlanRequest& req) {
   validate(req);
   if (req.channels > 1) return detail::channelPlan(req);
-  RankPlan plan;
-  switch (req.algorithm) {
-    case Algorithm::Ring:
-      plan = detail::ringPlan(req);
-      break;
-    case Algorithm::Tree:
-      plan = detail::treePlan(req);
-      break;
-    case Algorithm::Pairwise:
-      plan = detail::pairwisePlan(req);
-      break;
-    case Algorithm::Star:
-      plan = detail::starPlan(req);
-      break;
-    case Algorithm::Direct:
-    case Algorithm::Hierarchical:
-    case Algorithm::HostTree:
-      break;  // rejected by validate
-  }
+  RankPlan plan = builderOf(req.algorithm, req.collective)(req);
   detail::dropEmpty(plan);
   return plan;
 }

@@ -33,22 +33,12 @@ std::vector<Step> allToAll(const PlanRequest& req) {
 
 }  // namespace
 
-RankPlan pairwisePlan(const PlanRequest& req) {
-  RankPlan plan;
-  switch (req.collective) {
-    case Collective::AllToAll:
-      plan.streams.push_back(allToAll(req));
-      break;
-    case Collective::Send:
-      plan.streams.push_back({send(req.root, in(0), req.count)});
-      break;
-    case Collective::Recv:
-      plan.streams.push_back({recv(req.root, out(0), req.count)});
-      break;
-    default:
-      break;  // rejected by makePlan
-  }
-  return plan;
+RankPlan pairwiseAllToAll(const PlanRequest& req) { return oneStream(allToAll(req)); }
+RankPlan pairwiseSend(const PlanRequest& req) {
+  return oneStream({send(req.root, in(0), req.count)});
+}
+RankPlan pairwiseRecv(const PlanRequest& req) {
+  return oneStream({recv(req.root, out(0), req.count)});
 }
 
 }  // namespace loom::detail

@@ -96,6 +96,15 @@ std::vector<Step> reduce(const PlanRequest& req, Ring ring) {
   return s;
 }
 
+/// One stream of `kSteps`; on one rank every ring collective degenerates to
+/// input -> output (the output of a one-rank reduce, all-gather or
+/// reduce-scatter is exactly `count` elements).
+template <std::vector<Step> (*kSteps)(const PlanRequest&, Ring)>
+RankPlan onRing(const PlanRequest& req) {
+  if (req.nranks > 1) return oneStream(kSteps(req, Ring{req.rank, req.nranks}));
+  return oneStream(req.inPlace ? std::vector<Step>{} : std::vector{copy(in(0), out(0), req.count)});
+}
+
 }  // namespace
 
 // In step s rank r handles chunk r-s-1, so the partial sum of chunk c reaches
@@ -131,36 +140,10 @@ std::vector<Step> ringAllGatherChunks(int rank, int nranks, size_t count) {
   return s;
 }
 
-RankPlan ringPlan(const PlanRequest& req) {
-  RankPlan plan;
-  auto& stream = plan.streams.emplace_back();
-  const Ring ring{req.rank, req.nranks};
-  if (req.nranks == 1) {
-    // Every ring collective degenerates to input -> output. The output of a
-    // one-rank Reduce/AllGather/ReduceScatter is exactly `count` elements.
-    if (!req.inPlace) stream.push_back(copy(in(0), out(0), req.count));
-    return plan;
-  }
-  switch (req.collective) {
-    case Collective::AllReduce:
-      stream = allReduce(req, ring);
-      break;
-    case Collective::AllGather:
-      stream = allGather(req, ring);
-      break;
-    case Collective::ReduceScatter:
-      stream = reduceScatter(req, ring);
-      break;
-    case Collective::Broadcast:
-      stream = broadcast(req, ring);
-      break;
-    case Collective::Reduce:
-      stream = reduce(req, ring);
-      break;
-    default:
-      break;  // rejected by makePlan
-  }
-  return plan;
-}
+RankPlan ringAllReduce(const PlanRequest& req) { return onRing<allReduce>(req); }
+RankPlan ringAllGather(const PlanRequest& req) { return onRing<allGather>(req); }
+RankPlan ringReduceScatter(const PlanRequest& req) { return onRing<reduceScatter>(req); }
+RankPlan ringBroadcast(const PlanRequest& req) { return onRing<broadcast>(req); }
+RankPlan ringReduce(const PlanRequest& req) { return onRing<reduce>(req); }
 
 }  // namespace loom::detail

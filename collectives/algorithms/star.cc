@@ -37,19 +37,7 @@ std::vector<Step> scatter(const PlanRequest& req) {
 
 }  // namespace
 
-RankPlan starPlan(const PlanRequest& req) {
-  RankPlan plan;
-  switch (req.collective) {
-    case Collective::Gather:
-      plan.streams.push_back(gather(req));
-      break;
-    case Collective::Scatter:
-      plan.streams.push_back(scatter(req));
-      break;
-    default:
-      break;  // rejected by makePlan
-  }
-  return plan;
-}
+RankPlan starGather(const PlanRequest& req) { return oneStream(gather(req)); }
+RankPlan starScatter(const PlanRequest& req) { return oneStream(scatter(req)); }
 
 }  // namespace loom::detail

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
+#include <vector>
 
 #include "collectives/plan.h"
 
@@ -51,6 +53,13 @@ inline Step copy(BufferRef src, BufferRef dst, size_t count) {
 
 /// Where block `b` of `count` elements per block starts.
 inline size_t block(int b, size_t count) { return static_cast<size_t>(b) * count; }
+
+/// A plan of one stream.
+inline RankPlan oneStream(std::vector<Step> steps) {
+  RankPlan plan;
+  plan.streams.push_back(std::move(steps));
+  return plan;
+}
 
 /// (a mod n) for possibly negative a; ring arithmetic on ranks.
 inline int wrap(int a, int n) { return ((a % n) + n) % n; }

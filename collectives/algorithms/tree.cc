@@ -2,6 +2,8 @@
 // travels tree t in stream t, so the two halves progress side by side and
 // every rank forwards (is interior) for at most one of them.
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "collectives/algorithms.h"
 #include "collectives/algorithms/families.h"
@@ -70,52 +72,59 @@ bool needsScratch(const TreeLinks& links) {
   return links.parent >= 0 && links.children[0] >= 0 && links.children[1] >= 0;
 }
 
-}  // namespace
-
-RankPlan treePlan(const PlanRequest& req) {
+/// Half t of the count travels tree t in stream t: `addHalf(plan, stream,
+/// half, t)` adds its steps. On one rank the plan is input -> output.
+template <typename AddHalf>
+RankPlan twoHalves(const PlanRequest& req, AddHalf addHalf) {
   RankPlan plan;
   if (req.nranks == 1) {
-    if (!req.inPlace) plan.streams.push_back({steps::copy(in(0), out(0), req.count)});
+    if (!req.inPlace) plan.streams.push_back({copy(in(0), out(0), req.count)});
     return plan;
   }
-  const bool isRoot = req.rank == req.root;
   for (int t = 0; t < 2; ++t) {
     const Half h{chunkOffset(req.count, 2, t), chunkSize(req.count, 2, t)};
-    auto& s = plan.streams.emplace_back();
-    switch (req.collective) {
-      case Collective::AllReduce: {
-        const TreeLinks links = doubleBinaryTree(req.rank, req.nranks, t);
-        reduceUp(s, links, h, out(h.offset));
-        broadcastDown(s, links, h);
-        break;
-      }
-      case Collective::Broadcast: {
-        const TreeLinks links = rootedDoubleBinaryTree(req.rank, req.nranks, req.root, t);
-        if (isRoot && !req.inPlace) s.push_back(copy(in(h.offset), out(h.offset), h.count));
-        if (isRoot) {
-          // The root sends from its input: its output may be a different buffer.
-          s.push_back(send(links.children[0], in(h.offset), h.count));
-        } else {
-          broadcastDown(s, links, h);
-        }
-        break;
-      }
-      case Collective::Reduce: {
-        // Non-root ranks have no output, so one with two children keeps its
-        // partial sum in scratch. A non-root rank is interior in one tree
-        // only, so both halves can start their scratch at 0.
-        const TreeLinks links = rootedDoubleBinaryTree(req.rank, req.nranks, req.root, t);
-        if (!isRoot && needsScratch(links)) {
-          plan.scratchElements = std::max(plan.scratchElements, h.count);
-        }
-        reduceUp(s, links, h, isRoot ? out(h.offset) : scratch(0));
-        break;
-      }
-      default:
-        break;  // rejected by makePlan
-    }
+    std::vector<Step> stream;
+    addHalf(plan, stream, h, t);
+    plan.streams.push_back(std::move(stream));
   }
   return plan;
+}
+
+}  // namespace
+
+RankPlan treeAllReduce(const PlanRequest& req) {
+  return twoHalves(req, [&](RankPlan&, std::vector<Step>& s, Half h, int t) {
+    const TreeLinks links = doubleBinaryTree(req.rank, req.nranks, t);
+    reduceUp(s, links, h, out(h.offset));
+    broadcastDown(s, links, h);
+  });
+}
+
+RankPlan treeBroadcast(const PlanRequest& req) {
+  return twoHalves(req, [&](RankPlan&, std::vector<Step>& s, Half h, int t) {
+    const TreeLinks links = rootedDoubleBinaryTree(req.rank, req.nranks, req.root, t);
+    if (req.rank != req.root) {
+      broadcastDown(s, links, h);
+      return;
+    }
+    if (!req.inPlace) s.push_back(copy(in(h.offset), out(h.offset), h.count));
+    // The root sends from its input: its output may be a different buffer.
+    s.push_back(send(links.children[0], in(h.offset), h.count));
+  });
+}
+
+RankPlan treeReduce(const PlanRequest& req) {
+  return twoHalves(req, [&](RankPlan& plan, std::vector<Step>& s, Half h, int t) {
+    // Non-root ranks have no output, so one with two children keeps its
+    // partial sum in scratch. A non-root rank is interior in one tree only, so
+    // both halves can start their scratch at 0.
+    const TreeLinks links = rootedDoubleBinaryTree(req.rank, req.nranks, req.root, t);
+    const bool isRoot = req.rank == req.root;
+    if (!isRoot && needsScratch(links)) {
+      plan.scratchElements = std::max(plan.scratchElements, h.count);
+    }
+    reduceUp(s, links, h, isRoot ? out(h.offset) : scratch(0));
+  });
 }
 
 }  // namespace loom::detail

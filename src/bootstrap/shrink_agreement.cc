@@ -20,10 +20,22 @@ void appendU32(std::string& out, uint32_t value) {
   out.append(reinterpret_cast<const char*>(word), 4);
 }
 
-/// Reads `count` ranks at `at`, each below `nranks`; `ascending` also
-/// requires them strictly increasing.
-std::vector<uint32_t> decodeRanks(std::string_view payload, size_t at, uint32_t count, int nranks,
+/// Appends a count of ranks, then the ranks.
+void appendRanks(std::string& out, const std::vector<uint32_t>& ranks) {
+  appendU32(out, static_cast<uint32_t>(ranks.size()));
+  for (const uint32_t rank : ranks) appendU32(out, rank);
+}
+
+/// Reads what appendRanks wrote at `countAt`, which ends the payload: each
+/// rank below `nranks`, and strictly increasing where `ascending`. `what`
+/// names the payload in errors; one too short for its header is one too.
+std::vector<uint32_t> decodeRanks(std::string_view payload, size_t countAt, int nranks,
                                   bool ascending, const char* what) {
+  if (payload.size() < countAt + 4) {
+    raise(ErrorCode::RemoteError, "{} of {} bytes is too short", what, payload.size());
+  }
+  const uint32_t count = wire::getU32(bytes(payload) + countAt);
+  const size_t at = countAt + 4;
   if (count > static_cast<uint32_t>(nranks) || payload.size() != at + 4 * size_t{count}) {
     raise(ErrorCode::RemoteError, "{} of {} bytes does not hold {} ranks of {}", what,
           payload.size(), count, nranks);
@@ -46,19 +58,14 @@ std::vector<uint32_t> decodeRanks(std::string_view payload, size_t at, uint32_t 
 std::string encodeShrinkRequest(const ShrinkRequest& request) {
   std::string out;
   appendU32(out, static_cast<uint32_t>(std::clamp<int64_t>(request.window.count(), 0, UINT32_MAX)));
-  appendU32(out, static_cast<uint32_t>(request.excluded.size()));
-  for (const uint32_t rank : request.excluded) appendU32(out, rank);
+  appendRanks(out, request.excluded);
   return out;
 }
 
 ShrinkRequest decodeShrinkRequest(std::string_view payload, int nranks) {
-  if (payload.size() < kShrinkHeaderBytes) {
-    raise(ErrorCode::RemoteError, "shrink request of {} bytes is too short", payload.size());
-  }
   ShrinkRequest request;
+  request.excluded = decodeRanks(payload, 4, nranks, false, "shrink request");
   request.window = std::chrono::milliseconds(wire::getU32(bytes(payload)));
-  request.excluded = decodeRanks(payload, kShrinkHeaderBytes, wire::getU32(bytes(payload) + 4),
-                                 nranks, false, "shrink request");
   return request;
 }
 
@@ -66,23 +73,17 @@ std::string encodeShrinkVerdict(const ShrinkVerdict& verdict) {
   std::string out;
   appendU32(out, verdict.port);
   out.append(reinterpret_cast<const char*>(verdict.salt.data()), verdict.salt.size());
-  appendU32(out, static_cast<uint32_t>(verdict.out.size()));
-  for (const uint32_t rank : verdict.out) appendU32(out, rank);
+  appendRanks(out, verdict.out);
   return out;
 }
 
 ShrinkVerdict decodeShrinkVerdict(std::string_view payload, int nranks) {
-  if (payload.size() < kAgreedHeaderBytes) {
-    raise(ErrorCode::RemoteError, "shrink verdict of {} bytes is too short", payload.size());
-  }
   ShrinkVerdict verdict;
+  verdict.out = decodeRanks(payload, 4 + kShrinkSaltBytes, nranks, true, "shrink verdict");
   const uint32_t port = wire::getU32(bytes(payload));
   if (port > UINT16_MAX) raise(ErrorCode::RemoteError, "shrink verdict names port {}", port);
   verdict.port = static_cast<uint16_t>(port);
   std::memcpy(verdict.salt.data(), payload.data() + 4, kShrinkSaltBytes);
-  verdict.out =
-      decodeRanks(payload, kAgreedHeaderBytes, wire::getU32(bytes(payload) + 4 + kShrinkSaltBytes),
-                  nranks, true, "shrink verdict");
   return verdict;
 }
 
