@@ -49,27 +49,19 @@ class Codec {
   /// elements of `type`. Throws InvalidArgument when the bytes cannot be an
   /// encoding of n elements (they may come from another process); out is then
   /// unspecified.
-  void decode(const void* src, size_t srcBytes, size_t n, DataType type, void* out) const {
-    decodeImpl(src, srcBytes, n, type, out);
-  }
-
+  virtual void decode(const void* src, size_t srcBytes, size_t n, DataType type,
+                      void* out) const = 0;
   /// acc[i] += decoded[i]: bit for bit what decode into fp32 then `+` gives, except
   /// that elements topk did not keep are left alone (so an acc of -0 stays -0).
-  void decodeAccumulate(const void* src, size_t srcBytes, size_t n, float* acc) const {
-    decodeAccumulateImpl(src, srcBytes, n, acc);
-  }
+  virtual void decodeAccumulate(const void* src, size_t srcBytes, size_t n, float* acc) const = 0;
 
  protected:
   explicit Codec(const CodecConfig& config) : config_(config) {}
 
-  // The public calls are non-virtual so that defaults and shared checks live in
-  // one place; encodeImpl may assume dst has room for encodedBytes(n).
+  // encode is non-virtual so that its checks live in one place; encodeImpl may
+  // assume dst has room for encodedBytes(n).
   virtual size_t encodeImpl(const void* src, DataType type, size_t n, void* dst,
                             const EncodeContext& context) const = 0;
-  virtual void decodeImpl(const void* src, size_t srcBytes, size_t n, DataType type,
-                          void* out) const = 0;
-  virtual void decodeAccumulateImpl(const void* src, size_t srcBytes, size_t n,
-                                    float* acc) const = 0;
 
  private:
   CodecConfig config_;

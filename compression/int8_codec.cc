@@ -80,8 +80,7 @@ size_t Int8Codec::encodeImpl(const void* src, DataType type, size_t n, void* dst
   return bytes;
 }
 
-void Int8Codec::decodeImpl(const void* src, size_t srcBytes, size_t n, DataType type,
-                           void* out) const {
+void Int8Codec::decode(const void* src, size_t srcBytes, size_t n, DataType type, void* out) const {
   checkSize(srcBytes, n);
   const size_t blocks = numBlocks(n);
   const auto* scales = static_cast<const unsigned char*>(src);
@@ -97,7 +96,7 @@ void Int8Codec::decodeImpl(const void* src, size_t srcBytes, size_t n, DataType 
   });
 }
 
-void Int8Codec::decodeAccumulateImpl(const void* src, size_t srcBytes, size_t n, float* acc) const {
+void Int8Codec::decodeAccumulate(const void* src, size_t srcBytes, size_t n, float* acc) const {
   checkSize(srcBytes, n);
   const size_t blocks = numBlocks(n);
   const auto* scales = static_cast<const unsigned char*>(src);

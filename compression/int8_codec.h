@@ -13,13 +13,12 @@ class Int8Codec final : public Codec {
   size_t encodedBytes(size_t n) const override { return numBlocks(n) * sizeof(float) + n; }
 
   size_t numBlocks(size_t n) const { return (n + config().block - 1) / config().block; }
+  void decode(const void* src, size_t srcBytes, size_t n, DataType type, void* out) const override;
+  void decodeAccumulate(const void* src, size_t srcBytes, size_t n, float* acc) const override;
 
  protected:
   size_t encodeImpl(const void* src, DataType type, size_t n, void* dst,
                     const EncodeContext& context) const override;
-  void decodeImpl(const void* src, size_t srcBytes, size_t n, DataType type,
-                  void* out) const override;
-  void decodeAccumulateImpl(const void* src, size_t srcBytes, size_t n, float* acc) const override;
 
  private:
   void checkSize(size_t srcBytes, size_t n) const;

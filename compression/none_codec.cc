@@ -22,8 +22,7 @@ size_t NoneCodec::encodeImpl(const void* src, DataType type, size_t n, void* dst
   return bytes;
 }
 
-void NoneCodec::decodeImpl(const void* src, size_t srcBytes, size_t n, DataType type,
-                           void* out) const {
+void NoneCodec::decode(const void* src, size_t srcBytes, size_t n, DataType type, void* out) const {
   if (srcBytes != encodedBytes(n)) {
     raise(ErrorCode::InvalidArgument, "codec none: {} bytes cannot hold {} elements", srcBytes, n);
   }
@@ -37,7 +36,7 @@ void NoneCodec::decodeImpl(const void* src, size_t srcBytes, size_t n, DataType 
   });
 }
 
-void NoneCodec::decodeAccumulateImpl(const void* src, size_t srcBytes, size_t n, float* acc) const {
+void NoneCodec::decodeAccumulate(const void* src, size_t srcBytes, size_t n, float* acc) const {
   if (srcBytes != encodedBytes(n)) {
     raise(ErrorCode::InvalidArgument, "codec none: {} bytes cannot hold {} elements", srcBytes, n);
   }

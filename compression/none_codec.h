@@ -11,13 +11,12 @@ class NoneCodec final : public Codec {
  public:
   explicit NoneCodec(const CodecConfig& config) : Codec(config) {}
   size_t encodedBytes(size_t n) const override { return n * sizeof(float); }
+  void decode(const void* src, size_t srcBytes, size_t n, DataType type, void* out) const override;
+  void decodeAccumulate(const void* src, size_t srcBytes, size_t n, float* acc) const override;
 
  protected:
   size_t encodeImpl(const void* src, DataType type, size_t n, void* dst,
                     const EncodeContext& context) const override;
-  void decodeImpl(const void* src, size_t srcBytes, size_t n, DataType type,
-                  void* out) const override;
-  void decodeAccumulateImpl(const void* src, size_t srcBytes, size_t n, float* acc) const override;
 };
 
 }  // namespace loom

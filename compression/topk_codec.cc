@@ -128,8 +128,7 @@ void forEachEntry(const void* src, size_t count, size_t n, Fn&& fn) {
 
 }  // namespace
 
-void TopkCodec::decodeImpl(const void* src, size_t srcBytes, size_t n, DataType type,
-                           void* out) const {
+void TopkCodec::decode(const void* src, size_t srcBytes, size_t n, DataType type, void* out) const {
   const size_t count = checkedCount(src, srcBytes, n);
   withStorer(out, type, [&](auto store) {
     for (size_t i = 0; i < n; ++i) store(i, 0.0f);
@@ -137,7 +136,7 @@ void TopkCodec::decodeImpl(const void* src, size_t srcBytes, size_t n, DataType 
   });
 }
 
-void TopkCodec::decodeAccumulateImpl(const void* src, size_t srcBytes, size_t n, float* acc) const {
+void TopkCodec::decodeAccumulate(const void* src, size_t srcBytes, size_t n, float* acc) const {
   const size_t count = checkedCount(src, srcBytes, n);
   forEachEntry(src, count, n, [&](size_t i, float v) { acc[i] = addRn(acc[i], v); });
 }

@@ -17,13 +17,12 @@ class TopkCodec final : public Codec {
 
   /// Elements kept from a chunk of n.
   size_t keptCount(size_t n) const;
+  void decode(const void* src, size_t srcBytes, size_t n, DataType type, void* out) const override;
+  void decodeAccumulate(const void* src, size_t srcBytes, size_t n, float* acc) const override;
 
  protected:
   size_t encodeImpl(const void* src, DataType type, size_t n, void* dst,
                     const EncodeContext& context) const override;
-  void decodeImpl(const void* src, size_t srcBytes, size_t n, DataType type,
-                  void* out) const override;
-  void decodeAccumulateImpl(const void* src, size_t srcBytes, size_t n, float* acc) const override;
 
  private:
   /// Validates the header and size; returns the count.

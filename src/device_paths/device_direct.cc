@@ -13,13 +13,11 @@
 namespace loom {
 namespace {
 
-using device::CopyKind;
-
-/// What a rank says before a call: whether it can take the direct path.
+/// What a rank says before a call: the one device all its operations run on,
+/// or -1 where they cannot all take the direct path, and how many there are.
 struct Offer {
-  int32_t usable = 0;
   int32_t device = -1;
-  uint64_t ops = 0;
+  uint32_t ops = 0;
 };
 
 /// One rank's buffers and an event, exchanged per operation (pointers are
@@ -50,15 +48,10 @@ int directDevice(const Operation& op) {
 
 Offer offerFor(std::span<const Operation> ops) {
   Offer offer;
-  offer.ops = ops.size();
-  offer.usable = 1;
+  offer.ops = static_cast<uint32_t>(ops.size());
+  offer.device = directDevice(ops.front());
   for (const Operation& op : ops) {
-    const int device = directDevice(op);
-    if (device < 0 || (offer.device >= 0 && device != offer.device)) {
-      offer.usable = 0;
-      break;
-    }
-    offer.device = device;
+    if (directDevice(op) != offer.device) offer.device = -1;
   }
   return offer;
 }
@@ -103,8 +96,9 @@ void enqueue(const std::vector<DirectStep>& steps, const Operation& op, int nran
   for (const DirectStep& s : steps) {
     switch (s.kind) {
       case DirectStepKind::kCopy:
-        rt.check(rt.memcpyAsync(s.dst, s.src, s.count * es, CopyKind::DeviceToDevice, op.stream),
-                 "device copy of a direct step");
+        rt.check(
+            rt.memcpyAsync(s.dst, s.src, s.count * es, device::CopyKind::DeviceToDevice, op.stream),
+            "device copy of a direct step");
         break;
       case DirectStepKind::kReduce:
         rt.check(k.reduce(s.dst, s.dst, s.src, s.count, type, static_cast<int>(op.op), op.stream),
@@ -160,7 +154,7 @@ bool runDeviceDirect(Comm& comm, std::span<const Operation> ops) {
   const std::vector<Offer> offers = allGatherValue(comm, offerFor(ops));
   const Offer& mine = offers[static_cast<size_t>(comm.rank)];
   for (const Offer& o : offers) {
-    if (o.usable == 0 || o.device != mine.device || o.ops != mine.ops) return false;
+    if (o.device < 0 || o.device != mine.device || o.ops != mine.ops) return false;
   }
   const device::DeviceScope scope(mine.device);
   DeviceDirectEvents& events = eventsOn(comm, mine.device);
