@@ -4,8 +4,12 @@
 // compute types are spelled for the device.
 #pragma once
 
-#include <cstdint>
+#include <cuda_runtime_api.h>
 
+#include <cstdint>
+#include <type_traits>
+
+#include "core/types.h"
 #include "math/half.h"
 
 namespace loom::cuda {
@@ -35,5 +39,28 @@ struct Bf16Elem {
   LOOM_HD static float widen(uint16_t v) { return bf16ToFloat(v); }
   LOOM_HD static uint16_t narrow(float v) { return floatToBf16(v); }
 };
+
+/// The device element type of a host element tag (core/types.h).
+template <typename Tag>
+struct ElemOf {
+  using type = NativeElem<typename Tag::Storage>;
+};
+template <>
+struct ElemOf<element::Half> {
+  using type = HalfElem;
+};
+template <>
+struct ElemOf<element::Bf16> {
+  using type = Bf16Elem;
+};
+
+/// fn(E{}) with E the device element type of `type`; cudaErrorInvalidValue
+/// for a value outside DataType.
+template <typename Fn>
+cudaError_t withElement(DataType type, Fn&& fn) {
+  return visitDataType(
+      type, [&](auto tag) { return fn(typename ElemOf<decltype(tag)>::type{}); },
+      cudaErrorInvalidValue);
+}
 
 }  // namespace loom::cuda

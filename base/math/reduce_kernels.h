@@ -145,31 +145,45 @@ struct DefaultConverters {
   using Bf16 = Bf16Conv;
 };
 
+/// The reduction kernels of one op, and the Avg finalisers, by element type:
+/// `native<T>` for types that compute as themselves, `narrow<Conv>` for the
+/// 16-bit floats (Conv widens and narrows them).
+template <typename Op>
+struct ReduceKernels {
+  template <typename T>
+  static constexpr ReduceFn native = &reduceNative<T, Op>;
+  template <typename Conv>
+  static constexpr ReduceFn narrow = &reduceNarrow<Conv, Op>;
+};
+
+struct FinalizeKernels {
+  template <typename T>
+  static constexpr FinalizeFn native = &finalizeNative<T>;
+  template <typename Conv>
+  static constexpr FinalizeFn narrow = &finalizeNarrow<Conv>;
+};
+
+/// The kernel of `Kernels` for t, with the ISA build's converters `Conv`.
+template <typename Conv, typename Kernels, typename Fn>
+constexpr Fn kernelFor(DataType t) {
+  return visitDataType(
+      t,
+      [](auto e) -> Fn {
+        using E = decltype(e);
+        if constexpr (std::is_same_v<E, element::Half>) {
+          return Kernels::template narrow<typename Conv::Half>;
+        } else if constexpr (std::is_same_v<E, element::Bf16>) {
+          return Kernels::template narrow<typename Conv::Bf16>;
+        } else {
+          return Kernels::template native<typename E::Storage>;
+        }
+      },
+      Fn{nullptr});
+}
+
 template <typename Conv, typename Op>
 constexpr ReduceFn reducerForOp(DataType t) {
-  switch (t) {
-    case DataType::Int8:
-      return &reduceNative<int8_t, Op>;
-    case DataType::Uint8:
-      return &reduceNative<uint8_t, Op>;
-    case DataType::Int32:
-      return &reduceNative<int32_t, Op>;
-    case DataType::Uint32:
-      return &reduceNative<uint32_t, Op>;
-    case DataType::Int64:
-      return &reduceNative<int64_t, Op>;
-    case DataType::Uint64:
-      return &reduceNative<uint64_t, Op>;
-    case DataType::Float16:
-      return &reduceNarrow<typename Conv::Half, Op>;
-    case DataType::Float32:
-      return &reduceNative<float, Op>;
-    case DataType::Float64:
-      return &reduceNative<double, Op>;
-    case DataType::Bfloat16:
-      return &reduceNarrow<typename Conv::Bf16, Op>;
-  }
-  return nullptr;
+  return kernelFor<Conv, ReduceKernels<Op>, ReduceFn>(t);
 }
 
 /// The kernel for (t, op); Avg maps to Sum. Arguments must be in range.
@@ -192,29 +206,7 @@ constexpr ReduceFn reducerTable(DataType t, ReduceOp op) {
 /// The Avg finaliser for t (which must be in range).
 template <typename Conv>
 constexpr FinalizeFn avgFinalizerTable(DataType t) {
-  switch (t) {
-    case DataType::Int8:
-      return &finalizeNative<int8_t>;
-    case DataType::Uint8:
-      return &finalizeNative<uint8_t>;
-    case DataType::Int32:
-      return &finalizeNative<int32_t>;
-    case DataType::Uint32:
-      return &finalizeNative<uint32_t>;
-    case DataType::Int64:
-      return &finalizeNative<int64_t>;
-    case DataType::Uint64:
-      return &finalizeNative<uint64_t>;
-    case DataType::Float16:
-      return &finalizeNarrow<typename Conv::Half>;
-    case DataType::Float32:
-      return &finalizeNative<float>;
-    case DataType::Float64:
-      return &finalizeNative<double>;
-    case DataType::Bfloat16:
-      return &finalizeNarrow<typename Conv::Bf16>;
-  }
-  return nullptr;
+  return kernelFor<Conv, FinalizeKernels, FinalizeFn>(t);
 }
 
 }  // namespace kernels

@@ -52,42 +52,13 @@ __global__ void __launch_bounds__(kThreads)
   mapElements<false>(data, data, data, n, DivideByRanks<E>{nranks});
 }
 
-/// Calls fn(E{}) with the element type for `type`; the only place that maps
-/// DataType to device element types.
-template <typename Fn>
-cudaError_t withElem(DataType type, Fn&& fn) {
-  switch (type) {
-    case DataType::Int8:
-      return fn(NativeElem<int8_t>{});
-    case DataType::Uint8:
-      return fn(NativeElem<uint8_t>{});
-    case DataType::Int32:
-      return fn(NativeElem<int32_t>{});
-    case DataType::Uint32:
-      return fn(NativeElem<uint32_t>{});
-    case DataType::Int64:
-      return fn(NativeElem<int64_t>{});
-    case DataType::Uint64:
-      return fn(NativeElem<uint64_t>{});
-    case DataType::Float16:
-      return fn(HalfElem{});
-    case DataType::Float32:
-      return fn(NativeElem<float>{});
-    case DataType::Float64:
-      return fn(NativeElem<double>{});
-    case DataType::Bfloat16:
-      return fn(Bf16Elem{});
-  }
-  return cudaErrorInvalidValue;
-}
-
 }  // namespace
 
 cudaError_t launchReduce(void* dst, const void* a, const void* b, size_t n, DataType type,
                          ReduceOp op, cudaStream_t stream) {
   if (static_cast<int>(op) >= kNumReduceOps) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
-  return withElem(type, [&](auto elem) {
+  return withElement(type, [&](auto elem) {
     using E = decltype(elem);
     using S = typename E::Storage;
     reduceKernel<E><<<gridFor(n / Pack<S>::kCount + 1), kThreads, 0, stream>>>(
@@ -100,7 +71,7 @@ cudaError_t launchAvgFinalize(void* data, size_t n, DataType type, int nranks,
                               cudaStream_t stream) {
   if (nranks < 1) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
-  return withElem(type, [&](auto elem) {
+  return withElement(type, [&](auto elem) {
     using E = decltype(elem);
     using S = typename E::Storage;
     avgFinalizeKernel<E><<<gridFor(n / Pack<S>::kCount + 1), kThreads, 0, stream>>>(

@@ -194,29 +194,8 @@ cudaError_t preloadWalkKernels() {
 cudaError_t launchWalk(const walk::WalkArgs* args, DataType type, unsigned channels,
                        cudaStream_t stream) {
   if (args == nullptr || channels == 0) return cudaErrorInvalidValue;
-  switch (type) {
-    case DataType::Int8:
-      return launchFor<NativeElem<int8_t>>(args, channels, stream);
-    case DataType::Uint8:
-      return launchFor<NativeElem<uint8_t>>(args, channels, stream);
-    case DataType::Int32:
-      return launchFor<NativeElem<int32_t>>(args, channels, stream);
-    case DataType::Uint32:
-      return launchFor<NativeElem<uint32_t>>(args, channels, stream);
-    case DataType::Int64:
-      return launchFor<NativeElem<int64_t>>(args, channels, stream);
-    case DataType::Uint64:
-      return launchFor<NativeElem<uint64_t>>(args, channels, stream);
-    case DataType::Float16:
-      return launchFor<HalfElem>(args, channels, stream);
-    case DataType::Float32:
-      return launchFor<NativeElem<float>>(args, channels, stream);
-    case DataType::Float64:
-      return launchFor<NativeElem<double>>(args, channels, stream);
-    case DataType::Bfloat16:
-      return launchFor<Bf16Elem>(args, channels, stream);
-  }
-  return cudaErrorInvalidValue;
+  return withElement(type,
+                     [&](auto elem) { return launchFor<decltype(elem)>(args, channels, stream); });
 }
 
 }  // namespace loom::cuda

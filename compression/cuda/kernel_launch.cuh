@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <type_traits>
 
 #include "core/types.h"
 #include "device/element_types.cuh"
@@ -25,16 +26,15 @@ inline unsigned gridFor(size_t work, size_t perBlock) {
 /// a type the codecs do not encode.
 template <typename Fn>
 cudaError_t withFloatElement(DataType type, Fn&& fn) {
-  switch (type) {
-    case DataType::Float32:
-      return fn(NativeElem<float>{});
-    case DataType::Float16:
-      return fn(HalfElem{});
-    case DataType::Bfloat16:
-      return fn(Bf16Elem{});
-    default:
+  return withElement(type, [&](auto elem) -> cudaError_t {
+    using E = decltype(elem);
+    if constexpr (std::is_same_v<E, NativeElem<float>> || std::is_same_v<E, HalfElem> ||
+                  std::is_same_v<E, Bf16Elem>) {
+      return fn(elem);
+    } else {
       return cudaErrorInvalidValue;
-  }
+    }
+  });
 }
 
 }  // namespace loom::cuda
