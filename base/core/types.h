@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <tuple>
+#include <utility>
 
 namespace loom {
 
@@ -40,33 +42,24 @@ struct Bf16 {
 };
 }  // namespace element
 
+/// Every DataType's element tag, in the enum's order.
+using ElementTags =
+    std::tuple<element::Native<int8_t>, element::Native<uint8_t>, element::Native<int32_t>,
+               element::Native<uint32_t>, element::Native<int64_t>, element::Native<uint64_t>,
+               element::Half, element::Native<float>, element::Native<double>, element::Bf16>;
+static_assert(std::tuple_size_v<ElementTags> == kNumDataTypes);
+
 /// fn(tag) with the element tag of `t`, or `fallback` for a value outside
 /// DataType: the one place that maps a DataType to a type.
-template <typename Result, typename Fn>
+template <typename Result, typename Fn, size_t kIndex = 0>
 constexpr Result visitDataType(DataType t, Fn&& fn, Result fallback) {
-  switch (t) {
-    case DataType::Int8:
-      return fn(element::Native<int8_t>{});
-    case DataType::Uint8:
-      return fn(element::Native<uint8_t>{});
-    case DataType::Int32:
-      return fn(element::Native<int32_t>{});
-    case DataType::Uint32:
-      return fn(element::Native<uint32_t>{});
-    case DataType::Int64:
-      return fn(element::Native<int64_t>{});
-    case DataType::Uint64:
-      return fn(element::Native<uint64_t>{});
-    case DataType::Float16:
-      return fn(element::Half{});
-    case DataType::Float32:
-      return fn(element::Native<float>{});
-    case DataType::Float64:
-      return fn(element::Native<double>{});
-    case DataType::Bfloat16:
-      return fn(element::Bf16{});
+  if constexpr (kIndex == std::tuple_size_v<ElementTags>) {
+    return fallback;
+  } else if (static_cast<size_t>(t) == kIndex) {
+    return fn(std::tuple_element_t<kIndex, ElementTags>{});
+  } else {
+    return visitDataType<Result, Fn, kIndex + 1>(t, std::forward<Fn>(fn), fallback);
   }
-  return fallback;
 }
 
 constexpr size_t dataTypeSize(DataType t) {

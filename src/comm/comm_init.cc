@@ -119,12 +119,7 @@ void connectLinks(Comm& comm, Deadline deadline) {
     }
   };
   if (!localTcpPeers.empty()) {
-    std::vector<std::string> addresses;
-    for (const auto& p : comm.peers) addresses.push_back(p.tcpAddress);
-    TcpConfig tcp = comm.config.tcp;
-    tcp.channels = comm.networkChannels;
-    keep(localTcpPeers, connectTcpLinks(*comm.tcpListener, comm.rank, localTcpPeers, addresses,
-                                        linkCredentials(comm.id), tcp, deadline, &comm.aborted));
+    keep(localTcpPeers, connectTcpPeers(comm, localTcpPeers, deadline));
   }
   // Collective when ranks span hosts (every rank then has remote peers).
   if (!remotePeers.empty()) keep(remotePeers, connectNetworkLinks(comm, remotePeers, deadline));

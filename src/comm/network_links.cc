@@ -15,14 +15,11 @@
 namespace loom {
 namespace {
 
-std::vector<std::unique_ptr<Link>> tcpLinks(Comm& comm, const std::vector<int>& peers,
-                                            Deadline deadline) {
-  std::vector<std::string> addresses;
-  for (const auto& p : comm.peers) addresses.push_back(p.tcpAddress);
-  TcpConfig config = comm.config.tcp;
-  config.channels = comm.networkChannels;
-  return connectTcpLinks(*comm.tcpListener, comm.rank, peers, addresses, linkCredentials(comm.id),
-                         config, deadline, &comm.aborted);
+/// What a transport's connect*Links needs of this communicator.
+ConnectRequest connectRequest(const Comm& comm, const std::vector<int>& peers,
+                              std::vector<std::string> addresses, Deadline deadline) {
+  return {comm.rank, peers,        std::move(addresses), linkCredentials(comm.id),
+          deadline,  &comm.aborted};
 }
 
 /// Every rank says whether it can; all must, or none uses it.
@@ -51,8 +48,7 @@ std::vector<std::unique_ptr<Link>> ucxLinks(Comm& comm, const std::vector<int>& 
   config.slotBytes = comm.config.tcp.slotBytes;
   config.slots = comm.config.tcp.slots;
   config.channels = comm.networkChannels;
-  return connectUcxLinks(*comm.ucxWorker, comm.rank, peers, addresses, linkCredentials(comm.id),
-                         config, deadline, &comm.aborted);
+  return connectUcxLinks(*comm.ucxWorker, connectRequest(comm, peers, addresses, deadline), config);
 }
 #endif
 
@@ -111,7 +107,7 @@ constexpr NetworkTransport kNetworkTransports[] = {
 #if LOOM_HAVE_UCX
     {NetChoice::Ucx, "ucx", nullptr, false, ucxLinks},
 #endif
-    {NetChoice::Tcp, "tcp", nullptr, true, tcpLinks},
+    {NetChoice::Tcp, "tcp", nullptr, true, connectTcpPeers},
 };
 
 std::vector<std::unique_ptr<Link>> connectOver(const NetworkTransport& transport, Comm& comm,
@@ -122,6 +118,16 @@ std::vector<std::unique_ptr<Link>> connectOver(const NetworkTransport& transport
 }
 
 }  // namespace
+
+std::vector<std::unique_ptr<Link>> connectTcpPeers(Comm& comm, const std::vector<int>& peers,
+                                                   Deadline deadline) {
+  std::vector<std::string> addresses;
+  for (const auto& p : comm.peers) addresses.push_back(p.tcpAddress);
+  TcpConfig config = comm.config.tcp;
+  config.channels = comm.networkChannels;
+  return connectTcpLinks(*comm.tcpListener,
+                         connectRequest(comm, peers, std::move(addresses), deadline), config);
+}
 
 std::vector<std::unique_ptr<Link>> connectNetworkLinks(Comm& comm,
                                                        const std::vector<int>& remotePeers,

@@ -18,6 +18,11 @@ namespace loom {
 /// What the transports' handshakes prove: the communicator's tag and link key.
 inline LinkCredentials linkCredentials(const UniqueId& id) { return {id.tag(), id.linkKey()}; }
 
+/// Connects tcp links to `peers` (on this host or others), comm.networkChannels
+/// per peer, channel-major.
+std::vector<std::unique_ptr<Link>> connectTcpPeers(::loomComm& comm, const std::vector<int>& peers,
+                                                   Deadline deadline);
+
 /// Connects links to `remotePeers` (ranks on other hosts). Collective: every
 /// rank of the communicator calls it, with the same LOOM_NET (the config
 /// signature guarantees that), even with no remote peers. Returns

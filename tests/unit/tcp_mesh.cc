@@ -31,8 +31,8 @@ std::vector<Links> connectAll(int nranks, const TcpConfig& config, std::vector<u
       }
       try {
         const LinkCredentials credentials{tags[r], keys.empty() ? sharedTestKey() : keys[r]};
-        links[r] = connectTcpLinks(*listeners[r], r, peers, addresses, credentials, config,
-                                   Deadline::after(timeout), nullptr);
+        links[r] = connectTcpLinks(
+            *listeners[r], {r, peers, addresses, credentials, Deadline::after(timeout)}, config);
       } catch (const Error& e) {
         failures[r] = e.what();
       }

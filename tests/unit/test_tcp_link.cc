@@ -234,8 +234,7 @@ std::pair<std::string, bool> acceptRawHello(TcpListener& listener,
   std::string error;
   std::thread rank1([&] {
     try {
-      connectTcpLinks(listener, 1, {0}, addresses, credentials, config, Deadline::after(1500ms),
-                      nullptr);
+      connectTcpLinks(listener, {1, {0}, addresses, credentials, Deadline::after(1500ms)}, config);
     } catch (const Error& e) {
       error = e.what();
     }
@@ -290,25 +289,20 @@ TEST(TcpLink, InvalidPeersAndConfigRejected) {
   TcpListener listener("127.0.0.1");
   TcpConfig config;
   const std::vector<std::string> addresses{listener.address(), listener.address()};
-  EXPECT_THROW(
-      connectTcpLinks(listener, 0, {0}, addresses, {1, {}}, config, Deadline::after(1s), nullptr),
-      Error);
-  EXPECT_THROW(
-      connectTcpLinks(listener, 0, {2}, addresses, {1, {}}, config, Deadline::after(1s), nullptr),
-      Error);
+  EXPECT_THROW(connectTcpLinks(listener, {0, {0}, addresses, {1, {}}, Deadline::after(1s)}, config),
+               Error);
+  EXPECT_THROW(connectTcpLinks(listener, {0, {2}, addresses, {1, {}}, Deadline::after(1s)}, config),
+               Error);
   config.slots = 0;
-  EXPECT_THROW(
-      connectTcpLinks(listener, 0, {1}, addresses, {1, {}}, config, Deadline::after(1s), nullptr),
-      Error);
+  EXPECT_THROW(connectTcpLinks(listener, {0, {1}, addresses, {1, {}}, Deadline::after(1s)}, config),
+               Error);
   config = TcpConfig{};
   config.channels = 0;
-  EXPECT_THROW(
-      connectTcpLinks(listener, 0, {1}, addresses, {1, {}}, config, Deadline::after(1s), nullptr),
-      Error);
+  EXPECT_THROW(connectTcpLinks(listener, {0, {1}, addresses, {1, {}}, Deadline::after(1s)}, config),
+               Error);
   config.channels = 33;  // x 2 sockets: more than 64 per peer
-  EXPECT_THROW(
-      connectTcpLinks(listener, 0, {1}, addresses, {1, {}}, config, Deadline::after(1s), nullptr),
-      Error);
+  EXPECT_THROW(connectTcpLinks(listener, {0, {1}, addresses, {1, {}}, Deadline::after(1s)}, config),
+               Error);
 }
 
 }  // namespace

@@ -71,8 +71,10 @@ void connect(World& w, const std::vector<int>& connecting, const UcxConfig& conf
     threads.emplace_back([&, r] {
       try {
         const LinkCredentials credentials{tags[r], keys.empty() ? sharedTestKey() : keys[r]};
-        w.links[r] = connectUcxLinks(*w.workers[r], r, othersThan(r, nranks), w.addresses,
-                                     credentials, config, Deadline::after(timeout), abortFlag);
+        w.links[r] = connectUcxLinks(*w.workers[r],
+                                     {r, othersThan(r, nranks), w.addresses, credentials,
+                                      Deadline::after(timeout), abortFlag},
+                                     config);
       } catch (const Error& e) {
         w.errors[r] = e.what();
       }
@@ -303,9 +305,10 @@ TEST(UcxLink, SlotSizeMismatchIsRefused) {
       UcxConfig config;
       config.slotBytes = r == 0 ? 4096 : 8192;
       try {
-        w.links[r] = connectUcxLinks(*w.workers[r], r, {1 - r}, w.addresses,
-                                     LinkCredentials{5, sharedTestKey()}, config,
-                                     Deadline::after(3s), nullptr);
+        w.links[r] = connectUcxLinks(
+            *w.workers[r],
+            {r, {1 - r}, w.addresses, LinkCredentials{5, sharedTestKey()}, Deadline::after(3s)},
+            config);
       } catch (const Error& e) {
         w.errors[r] = e.what();
       }
@@ -450,8 +453,9 @@ TEST(UcxLink, InvalidPeersAndConfigRejected) {
   UcxConfig config;
   const std::vector<std::string> addresses{worker.address(), worker.address()};
   auto connectTo = [&](std::vector<int> peers, const std::vector<std::string>& addrs) {
-    connectUcxLinks(worker, 0, peers, addrs, LinkCredentials{1, sharedTestKey()}, config,
-                    Deadline::after(1s), nullptr);
+    connectUcxLinks(worker,
+                    {0, peers, addrs, LinkCredentials{1, sharedTestKey()}, Deadline::after(1s)},
+                    config);
   };
   EXPECT_THROW(connectTo({0}, addresses), Error);     // itself
   EXPECT_THROW(connectTo({2}, addresses), Error);     // outside the world

@@ -141,82 +141,81 @@ void acceptLowerPeers(TcpListener& listener, int myRank, const LinkCredentials& 
 
 }  // namespace
 
-std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int myRank,
-                                                   const std::vector<int>& peers,
-                                                   const std::vector<std::string>& peerAddresses,
-                                                   const LinkCredentials& credentials,
-                                                   const TcpConfig& config, Deadline deadline,
-                                                   const std::atomic<bool>* abortFlag) {
-  validate(myRank, peers, peerAddresses.size(), config);
+std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener,
+                                                   const ConnectRequest& request,
+                                                   const TcpConfig& config) {
+  validate(request.myRank, request.peers, request.peerAddresses.size(), config);
   const size_t sockets = socketsPerPeer(config);
-  const uint64_t commTag = credentials.commTag;
+  const uint64_t commTag = request.credentials.commTag;
   std::map<int, std::vector<Socket>> higher;
   std::map<int, std::vector<tcp::Nonce>> sentNonces;
   std::map<int, std::vector<Socket>> lower;
-  for (int p : peers) (p > myRank ? higher : lower)[p].resize(sockets);
+  for (int p : request.peers) (p > request.myRank ? higher : lower)[p].resize(sockets);
 
   // Phase 1: connect and say hello.
   for (auto& [p, socks] : higher) {
-    const SocketAddress address = SocketAddress::parse(peerAddresses[p]);
+    const SocketAddress address = SocketAddress::parse(request.peerAddresses[p]);
     for (size_t s = 0; s < sockets; ++s) {
-      socks[s] = connectWithRetry(address, deadline, abortFlag);
+      socks[s] = connectWithRetry(address, request.deadline, request.abortFlag);
       tcp::Hello mine{commTag,
-                      static_cast<uint32_t>(myRank),
+                      static_cast<uint32_t>(request.myRank),
                       static_cast<uint32_t>(s),
                       static_cast<uint16_t>(config.socketsPerPeer),
                       static_cast<uint16_t>(config.channels),
                       static_cast<uint32_t>(config.slotBytes),
                       randomArray<tcp::kNonceBytes>()};
-      mine.mac = mine.expectedMac(credentials.key, static_cast<uint32_t>(p), peerAddresses[p]);
+      mine.mac = mine.expectedMac(request.credentials.key, static_cast<uint32_t>(p),
+                                  request.peerAddresses[p]);
       sentNonces[p].push_back(mine.nonce);
       uint8_t hello[tcp::Hello::kBytes];
       mine.encode(hello);
-      sendAll(socks[s].fd(), hello, sizeof(hello), deadline, abortFlag,
-              fmt::format("rank {} at {}", p, peerAddresses[p]));
+      sendAll(socks[s].fd(), hello, sizeof(hello), request.deadline, request.abortFlag,
+              fmt::format("rank {} at {}", p, request.peerAddresses[p]));
     }
   }
   // Phase 2: accept from lower peers.
-  acceptLowerPeers(listener, myRank, credentials, config, lower, deadline, abortFlag);
+  acceptLowerPeers(listener, request.myRank, request.credentials, config, lower, request.deadline,
+                   request.abortFlag);
   // Phase 3: the higher peers' acks.
   for (auto& [p, socks] : higher) {
     for (size_t s = 0; s < socks.size(); ++s) {
       const Socket& sock = socks[s];
       uint8_t bytes[tcp::Ack::kBytes];
-      const std::string who = fmt::format("rank {} at {}", p, peerAddresses[p]);
+      const std::string who = fmt::format("rank {} at {}", p, request.peerAddresses[p]);
       try {
-        recvAll(sock.fd(), bytes, sizeof(bytes), deadline, abortFlag, who);
+        recvAll(sock.fd(), bytes, sizeof(bytes), request.deadline, request.abortFlag, who);
       } catch (const Error& e) {
         if (e.code() != ErrorCode::RemoteError) throw;
         raise(ErrorCode::RemoteError,
               "tcp: {} refused the handshake of rank {} (different communicator tag or config?): "
               "{}",
-              who, myRank, e.what());
+              who, request.myRank, e.what());
       }
       tcp::Ack ack;
       if (!ack.decode(bytes) || ack.commTag != commTag || ack.rank != static_cast<uint32_t>(p)) {
         raise(ErrorCode::RemoteError, "tcp: {} answered the handshake of rank {} wrongly", who,
-              myRank);
+              request.myRank);
       }
-      if (!sameBytes(ack.mac, ack.expectedMac(credentials.key, sentNonces[p][s]))) {
+      if (!sameBytes(ack.mac, ack.expectedMac(request.credentials.key, sentNonces[p][s]))) {
         raise(ErrorCode::RemoteError,
               "tcp: {} does not prove the communicator's key: not the peer rank {} expected", who,
-              myRank);
+              request.myRank);
       }
     }
   }
 
   std::vector<std::unique_ptr<Link>> links;
   const auto perLink = static_cast<size_t>(config.socketsPerPeer);
-  links.reserve(peers.size() * static_cast<size_t>(config.channels));
+  links.reserve(request.peers.size() * static_cast<size_t>(config.channels));
   for (size_t channel = 0; channel < static_cast<size_t>(config.channels); ++channel) {
-    for (int p : peers) {
-      auto& socks = p > myRank ? higher[p] : lower[p];
+    for (int p : request.peers) {
+      auto& socks = p > request.myRank ? higher[p] : lower[p];
       std::vector<Socket> mine;
       for (size_t s = 0; s < perLink; ++s) mine.push_back(std::move(socks[channel * perLink + s]));
       links.push_back(std::make_unique<TcpLink>(p, std::move(mine), config));
     }
   }
-  LOOM_INFO("tcp: rank {} connected {} links ({} channel(s), {} sockets each)", myRank,
+  LOOM_INFO("tcp: rank {} connected {} links ({} channel(s), {} sockets each)", request.myRank,
             links.size(), config.channels, perLink);
   return links;
 }

@@ -45,17 +45,14 @@ class TcpListener {
   std::set<tcp::Nonce> nonces_;
 };
 
-/// Connects a link to every rank in `peers`. Every rank of the set calls this
-/// with the same credentials; for each pair the lower rank connects and the
-/// higher accepts, and a handshake carries (commTag, rank) with a MAC keyed by
-/// credentials.key, so strays, strangers and replays are refused.
-/// `peerAddresses` is indexed by rank. Returns config.channels links per peer,
-/// channel-major: link c * peers.size() + i is channel c's link to peers[i].
-std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener, int myRank,
-                                                   const std::vector<int>& peers,
-                                                   const std::vector<std::string>& peerAddresses,
-                                                   const LinkCredentials& credentials,
-                                                   const TcpConfig& config, Deadline deadline,
-                                                   const std::atomic<bool>* abortFlag);
+/// Connects a link to every rank in request.peers. Every rank of the set calls
+/// this with the same credentials; for each pair the lower rank connects and
+/// the higher accepts, and a handshake carries (commTag, rank) with a MAC keyed
+/// by the credentials' key, so strays, strangers and replays are refused.
+/// Returns config.channels links per peer, channel-major: link
+/// c * peers.size() + i is channel c's link to peers[i].
+std::vector<std::unique_ptr<Link>> connectTcpLinks(TcpListener& listener,
+                                                   const ConnectRequest& request,
+                                                   const TcpConfig& config);
 
 }  // namespace loom

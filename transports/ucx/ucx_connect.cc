@@ -277,43 +277,40 @@ class Handshake {
 
 }  // namespace
 
-std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, int myRank,
-                                                   const std::vector<int>& peers,
-                                                   const std::vector<std::string>& peerAddresses,
-                                                   const LinkCredentials& credentials,
-                                                   const UcxConfig& config, Deadline deadline,
-                                                   const std::atomic<bool>* abortFlag) {
-  validate(myRank, peers, peerAddresses.size(), config);
-  if (peerAddresses[static_cast<size_t>(myRank)] != worker.address()) {
+std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, const ConnectRequest& request,
+                                                   const UcxConfig& config) {
+  validate(request.myRank, request.peers, request.peerAddresses.size(), config);
+  if (request.peerAddresses[static_cast<size_t>(request.myRank)] != worker.address()) {
     raise(ErrorCode::InvalidArgument,
           "ucx: peerAddresses[{}] is not this worker's address (rank {} would not be recognised)",
-          myRank, myRank);
+          request.myRank, request.myRank);
   }
-  Handshake handshake(worker.state_, myRank, credentials, config, peerAddresses);
-  handshake.start(peers);
+  Handshake handshake(worker.state_, request.myRank, request.credentials, config,
+                      request.peerAddresses);
+  handshake.start(request.peers);
   while (!handshake.poll()) {
-    if (abortFlag != nullptr && abortFlag->load()) {
-      raise(ErrorCode::Aborted, "ucx: rank {} aborted while waiting for {}", myRank,
+    if (request.abortFlag != nullptr && request.abortFlag->load()) {
+      raise(ErrorCode::Aborted, "ucx: rank {} aborted while waiting for {}", request.myRank,
             handshake.pending());
     }
-    if (deadline.expired()) {
-      raise(ErrorCode::RemoteError, "ucx: rank {} timed out waiting for {}", myRank,
+    if (request.deadline.expired()) {
+      raise(ErrorCode::RemoteError, "ucx: rank {} timed out waiting for {}", request.myRank,
             handshake.pending());
     }
-    worker.state_->wait(deadline.remaining(kWaitSlice));
+    worker.state_->wait(request.deadline.remaining(kWaitSlice));
   }
   std::vector<std::shared_ptr<ucx::Endpoint>> endpoints;
-  endpoints.reserve(peers.size());
-  for (int p : peers) endpoints.push_back(handshake.take(p));
+  endpoints.reserve(request.peers.size());
+  for (int p : request.peers) endpoints.push_back(handshake.take(p));
   std::vector<std::unique_ptr<Link>> links;
-  links.reserve(peers.size() * static_cast<size_t>(config.channels));
+  links.reserve(request.peers.size() * static_cast<size_t>(config.channels));
   for (int channel = 0; channel < config.channels; ++channel) {
     for (const auto& endpoint : endpoints) {
-      links.push_back(std::make_unique<UcxLink>(worker.state_, endpoint, credentials.commTag,
-                                                myRank, channel, config));
+      links.push_back(std::make_unique<UcxLink>(
+          worker.state_, endpoint, request.credentials.commTag, request.myRank, channel, config));
     }
   }
-  LOOM_INFO("ucx: rank {} connected {} links ({} channel(s))", myRank, links.size(),
+  LOOM_INFO("ucx: rank {} connected {} links ({} channel(s))", request.myRank, links.size(),
             config.channels);
   return links;
 }

@@ -50,28 +50,23 @@ class UcxWorker {
   const std::string& address() const;
 
  private:
-  friend std::vector<std::unique_ptr<Link>> connectUcxLinks(
-      UcxWorker& worker, int myRank, const std::vector<int>& peers,
-      const std::vector<std::string>& peerAddresses, const LinkCredentials& credentials,
-      const UcxConfig& config, Deadline deadline, const std::atomic<bool>* abortFlag);
+  friend std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker,
+                                                            const ConnectRequest& request,
+                                                            const UcxConfig& config);
 
   std::shared_ptr<ucx::WorkerState> state_;
 };
 
-/// Connects a link to every rank in `peers`. Every rank of the set calls this
-/// with the same credentials and `config.slotBytes`; each pair exchanges a
+/// Connects a link to every rank in request.peers. Every rank of the set calls
+/// this with the same credentials and `config.slotBytes`; each pair exchanges a
 /// handshake carrying (commTag, rank) and a MAC with the credentials' key, and
 /// a peer of another communicator is refused with RemoteError on both sides; a
-/// hello without a valid MAC is ignored as a stray. `peerAddresses` is indexed by rank
-/// (UcxWorker::address() of each). Throws RemoteError naming the ranks not heard
-/// from by `deadline`, Aborted once *abortFlag is set. Returns config.channels
-/// links per peer, channel-major: link c * peers.size() + i is channel c's
-/// link to peers[i].
-std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, int myRank,
-                                                   const std::vector<int>& peers,
-                                                   const std::vector<std::string>& peerAddresses,
-                                                   const LinkCredentials& credentials,
-                                                   const UcxConfig& config, Deadline deadline,
-                                                   const std::atomic<bool>* abortFlag);
+/// hello without a valid MAC is ignored as a stray. The peer addresses are
+/// UcxWorker::address() of each rank. Throws RemoteError naming the ranks not
+/// heard from by the deadline, Aborted once *abortFlag is set. Returns
+/// config.channels links per peer, channel-major: link c * peers.size() + i is
+/// channel c's link to peers[i].
+std::vector<std::unique_ptr<Link>> connectUcxLinks(UcxWorker& worker, const ConnectRequest& request,
+                                                   const UcxConfig& config);
 
 }  // namespace loom
