@@ -92,11 +92,6 @@ struct Bf16Conv {
 
 inline constexpr size_t kBlock = 256;
 
-template <typename Op>
-void combineInto(float* __restrict acc, const float* __restrict b, size_t n) {
-  for (size_t i = 0; i < n; ++i) acc[i] = Op::apply(acc[i], b[i]);
-}
-
 template <typename Conv, typename Op>
 void reduceNarrow(void* dst, const void* a, const void* b, size_t n) {
   uint16_t* d = static_cast<uint16_t*>(dst);
@@ -110,7 +105,7 @@ void reduceNarrow(void* dst, const void* a, const void* b, size_t n) {
     const size_t m = std::min(kBlock, n - base);
     Conv::widen(fa, pa + base, m);
     Conv::widen(fb, pb + base, m);
-    combineInto<Op>(fa, fb, m);
+    loopIntoA<float, Op>(fa, fb, m);
     Conv::narrow(d + base, fa, m);
   }
 }
