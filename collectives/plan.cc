@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <utility>
 
 #include "core/names.h"
@@ -23,23 +24,29 @@ struct CollectiveShape {
   Extent output;
 };
 
-const CollectiveShape* shapeOf(Collective c) {
-  using enum Extent;
-  static constexpr CollectiveShape kShapes[] = {
-      {Collective::AllReduce, "AllReduce", Count, Count},
-      {Collective::AllGather, "AllGather", Count, All},
-      {Collective::ReduceScatter, "ReduceScatter", All, Count},
-      {Collective::Broadcast, "Broadcast", CountAtRoot, Count},
-      {Collective::Reduce, "Reduce", Count, CountAtRoot},
-      {Collective::AllToAll, "AllToAll", All, All},
-      {Collective::Gather, "Gather", Count, AllAtRoot},
-      {Collective::Scatter, "Scatter", AllAtRoot, Count},
-      {Collective::Send, "Send", Count, None},
-      {Collective::Recv, "Recv", None, Count}};
-  for (const CollectiveShape& shape : kShapes) {
-    if (shape.collective == c) return &shape;
+// Rows in the enum's order, so a collective's row is found by its value.
+constexpr CollectiveShape kShapes[] = {
+    {Collective::AllReduce, "AllReduce", Extent::Count, Extent::Count},
+    {Collective::AllGather, "AllGather", Extent::Count, Extent::All},
+    {Collective::ReduceScatter, "ReduceScatter", Extent::All, Extent::Count},
+    {Collective::Broadcast, "Broadcast", Extent::CountAtRoot, Extent::Count},
+    {Collective::Reduce, "Reduce", Extent::Count, Extent::CountAtRoot},
+    {Collective::AllToAll, "AllToAll", Extent::All, Extent::All},
+    {Collective::Gather, "Gather", Extent::Count, Extent::AllAtRoot},
+    {Collective::Scatter, "Scatter", Extent::AllAtRoot, Extent::Count},
+    {Collective::Send, "Send", Extent::Count, Extent::None},
+    {Collective::Recv, "Recv", Extent::None, Extent::Count}};
+static_assert([] {
+  for (size_t i = 0; i < std::size(kShapes); ++i) {
+    if (static_cast<size_t>(kShapes[i].collective) != i) return false;
   }
-  return nullptr;
+  return true;
+}());
+
+/// The row of the shape table for `c` (validated callers: c is a Collective).
+const CollectiveShape* shapeOf(Collective c) {
+  const auto i = static_cast<size_t>(c);
+  return i < std::size(kShapes) ? &kShapes[i] : nullptr;
 }
 
 size_t elementsIn(Extent e, size_t count, int nranks, bool isRoot) {
@@ -71,6 +78,11 @@ std::string nameOrNumber(const Named<E> (&table)[N], E value, std::string_view t
 }
 
 }  // namespace
+
+std::string_view collectiveName(Collective c) {
+  const CollectiveShape* shape = shapeOf(c);
+  return shape != nullptr ? shape->name : "?";
+}
 
 std::string toString(Collective c) {
   const CollectiveShape* shape = shapeOf(c);

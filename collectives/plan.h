@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace loom {
@@ -106,6 +107,8 @@ struct PlanRequest {
 bool stepReceives(StepKind k);
 bool stepSends(StepKind k);
 
+/// "AllReduce", ...: the name toString prints, without building a string.
+std::string_view collectiveName(Collective c);
 std::string toString(Collective c);
 std::string toString(Algorithm a);
 std::string toString(StepKind k);

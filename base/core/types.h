@@ -1,6 +1,7 @@
 // Data types and reduction operators. Values equal loom.h's (and NCCL's).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -62,9 +63,16 @@ constexpr Result visitDataType(DataType t, Fn&& fn, Result fallback) {
   }
 }
 
+/// Bytes per element, 0 for a value outside DataType. A table made from the
+/// type list, as callers ask it on every call.
 constexpr size_t dataTypeSize(DataType t) {
-  return visitDataType(
-      t, [](auto e) { return sizeof(typename decltype(e)::Storage); }, size_t{0});
+  constexpr auto kSizes = []<size_t... kIndex>(std::index_sequence<kIndex...>) {
+    return std::array<size_t, sizeof...(kIndex)>{
+        sizeof(typename std::tuple_element_t<kIndex, ElementTags>::Storage)...};
+  }
+  (std::make_index_sequence<kNumDataTypes>{});
+  const auto i = static_cast<size_t>(t);
+  return i < kSizes.size() ? kSizes[i] : 0;
 }
 
 constexpr bool isFloatType(DataType t) {

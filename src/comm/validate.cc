@@ -58,7 +58,7 @@ bool isInPlace(const Comm& comm, const Operation& op) {
 }
 
 void validateOperation(const Comm& comm, Operation& op) {
-  const std::string name = toString(op.collective);
+  const std::string_view name = collectiveName(op.collective);
   const int type = op.callerType.value_or(static_cast<int>(op.type));
   if (type < 0 || type >= static_cast<int>(kNumDataTypes)) {
     raise(ErrorCode::InvalidArgument, "{}: datatype {} is not a loomDataType_t (0..{})", name, type,
