@@ -202,7 +202,7 @@ void StepExecutor::run(std::span<const PlanJob> jobs) {
 
 // Network links may still hold committed bytes; the caller's buffers are
 // already copied into staging, but the peer needs them to finish.
-void StepExecutor::drainSends(const std::function<std::string()>& describe) {
+void StepExecutor::drainSends(FunctionRef<std::string()> describe) {
   for (const std::vector<Link*>& links : channels_) {
     for (Link* l : links) {
       while (l != nullptr && !l->sendsDrained()) {

@@ -60,7 +60,7 @@ class StepExecutor {
   bool attempt(Cursor& cursor);
   bool tryStep(const PlanJob& job, const Step& step, size_t first, size_t count);
   Link* link(int peer, const Step& step) const;
-  void drainSends(const std::function<std::string()>& describe);
+  void drainSends(FunctionRef<std::string()> describe);
   std::string describeWaits(std::span<const Cursor> cursors) const;
 
   std::span<const std::vector<Link*>> channels_;

@@ -40,7 +40,7 @@ bool Waiter::progressNetwork() {
   return moved;
 }
 
-void Waiter::idle(uint32_t seen, const std::function<std::string()>& waitingFor) {
+void Waiter::idle(uint32_t seen, FunctionRef<std::string()> waitingFor) {
   if (policy_.abortFlag != nullptr && policy_.abortFlag->load(std::memory_order_acquire)) {
     raise(ErrorCode::Aborted, "{} aborted (loomCommAbort) while waiting for {}", operation(),
           waitingFor());

@@ -14,6 +14,7 @@
 #include "core/deadline.h"
 #include "core/doorbell.h"
 #include "core/error.h"
+#include "core/function_ref.h"
 #include "core/types.h"
 #include "transports/link.h"
 
@@ -71,7 +72,7 @@ class Waiter {
   /// sleeps a little, then returns so the caller can retry. Throws
   /// Error(Aborted) when aborted and Error(RemoteError) when the deadline passes;
   /// `waitingFor()` says which peer(s) and what for.
-  void idle(uint32_t seen, const std::function<std::string()>& waitingFor);
+  void idle(uint32_t seen, FunctionRef<std::string()> waitingFor);
   void madeProgress() {
     idleStarted_ = false;
     if (armed_) {
