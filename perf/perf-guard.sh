@@ -2,8 +2,9 @@
 # The speed guard CI runs after `make test`: Loom's loom_perf (under loomrun)
 # and the project's mpi_perf (Open MPI's MPI_Allreduce, under mpirun) back to
 # back in the same run, float sum all-reduce, 2 and 4 ranks, best of 3 runs
-# per side. It fails only on a gross regression, judged as a ratio to MPI
-# measured minutes apart on the same machine:
+# per side (and a second round of as many where the first is beyond the
+# limits, judged on the best of both). It fails only on a gross regression,
+# judged as a ratio to MPI measured minutes apart on the same machine:
 #   8 B          Loom's time  > 3.0 x MPI's
 #   1 MiB, 16 MiB Loom's busbw < 0.7 x MPI's
 # and prints the ratio table either way. The libloom under test is the
@@ -54,15 +55,23 @@ measure() {
 echo "# perf-guard: float sum all-reduce, best of $runs runs per side, $(nproc) cores, $(date -u +%F)"
 echo "# limits: 8 B time <= 3.0x MPI; 1 MiB and 16 MiB busbw >= 0.7x MPI"
 status=0
-for n in $ranks; do
+
+# round n r: `runs` runs per side of both size sets, the CSVs kept for judge.
+round() {
+  local n="$1" r="$2" ok=0
   for ((i = 1; i <= runs; ++i)); do
     for side in loom mpi; do
-      measure "$side" "$n" "$work/$side.$n.small.$i.csv" "${small[@]}" || status=1
-      measure "$side" "$n" "$work/$side.$n.large.$i.csv" "${large[@]}" || status=1
+      measure "$side" "$n" "$work/$side.$n.small.$r.$i.csv" "${small[@]}" || ok=1
+      measure "$side" "$n" "$work/$side.$n.large.$r.$i.csv" "${large[@]}" || ok=1
     done
   done
-  echo
-  echo "# $n ranks"
+  return "$ok"
+}
+
+# judge n: prints the table for n ranks from every run so far; fails on a
+# ratio beyond the limits.
+judge() {
+  local n="$1"
   # Best per size and side: the lowest time, the highest busbw.
   cat "$work"/loom."$n".*.csv 2>/dev/null | awk -F, '$1 ~ /^[0-9]+$/' >"$work/loom.$n.all"
   cat "$work"/mpi."$n".*.csv 2>/dev/null | awk -F, '$1 ~ /^[0-9]+$/' >"$work/mpi.$n.all"
@@ -90,7 +99,21 @@ for n in $ranks; do
       }
       if (n < 3) { print "perf-guard: sizes missing from the runs"; bad = 1 }
       exit bad
-    }' "$work/loom.$n.all" "$work/mpi.$n.all" || status=1
+    }' "$work/loom.$n.all" "$work/mpi.$n.all"
+}
+
+for n in $ranks; do
+  round "$n" 1 || status=1
+  echo
+  echo "# $n ranks"
+  if ! judge "$n" && [[ $status -eq 0 ]]; then
+    # A busy moment on a small VM can slow every run of one side: a ratio
+    # beyond the limits gets a second round, and the verdict takes the best of
+    # both. A real regression is slow in every round and still fails.
+    echo "# $n ranks: beyond the limits; a second round of $runs runs per side, best of all"
+    round "$n" 2 || status=1
+    judge "$n" || status=1
+  fi
 done
 echo
 if [[ $status -ne 0 ]]; then
