@@ -20,12 +20,12 @@ std::vector<Step> allToAll(const PlanRequest& req) {
   std::vector<Step> s;
   for (int k = 0; k < n; ++k) {
     const int peer = wrap(k - req.rank, n);
-    const size_t block = static_cast<size_t>(peer) * count;
+    const size_t at = block(peer, count);
     if (peer == req.rank) {
-      if (!req.inPlace) s.push_back(copy(in(block), out(block), count));
+      if (!req.inPlace) s.push_back(copy(in(at), out(at), count));
     } else {
-      s.push_back(send(peer, in(block), count));
-      s.push_back(recv(peer, out(block), count));
+      s.push_back(send(peer, in(at), count));
+      s.push_back(recv(peer, out(at), count));
     }
   }
   return s;

@@ -43,12 +43,12 @@ void ByteQueue::append(const void* data, size_t size) {
 
 FrameParser::FrameParser(int nranks) {
   const auto n = static_cast<uint64_t>(nranks);
-  const auto exactly = [](uint64_t bytes) { return PayloadBounds{true, bytes, bytes, true}; };
-  const auto upTo = [](uint64_t bytes) { return PayloadBounds{true, 0, bytes, false}; };
+  const auto exactly = [](uint64_t bytes) { return PayloadBounds{bytes, bytes, true}; };
+  const auto upTo = [](uint64_t bytes) { return PayloadBounds{0, bytes, false}; };
   const std::pair<FrameKind, PayloadBounds> bounds[] = {
       {FrameKind::Ok, exactly(kOkBytes)},
       {FrameKind::Challenge, exactly(kNonceBytes)},
-      {FrameKind::Revoked, {true, kRevokedBytes, kRevokedBytes + kMaxErrorBytes, false}},
+      {FrameKind::Revoked, {kRevokedBytes, kRevokedBytes + kMaxErrorBytes, false}},
       {FrameKind::Left, upTo(0)},
       {FrameKind::Closing, upTo(kMaxErrorBytes)},
       {FrameKind::Error, upTo(kMaxErrorBytes)},
@@ -65,13 +65,13 @@ std::optional<Frame> FrameParser::next() {
   const uint32_t rawKind = wire::getU32(header);
   const uint32_t zero = wire::getU32(header + 4);
   const uint64_t length = wire::getU64(header + 8);
-  if (rawKind >= bounds_.size() || !bounds_[rawKind].known) {
+  if (rawKind >= bounds_.size() || !bounds_[rawKind]) {
     error_ = fmt::format("unknown frame kind {}", rawKind);
     throw Error(ErrorCode::RemoteError, error_);
   }
-  const uint64_t least = bounds_[rawKind].least;
-  const uint64_t limit = bounds_[rawKind].most;
-  const bool exact = bounds_[rawKind].exact;
+  const uint64_t least = bounds_[rawKind]->least;
+  const uint64_t limit = bounds_[rawKind]->most;
+  const bool exact = bounds_[rawKind]->exact;
   if (zero != 0) {
     error_ = fmt::format("frame header reserved word is {:#x}, not 0", zero);
     throw Error(ErrorCode::RemoteError, error_);

@@ -60,14 +60,14 @@ class FrameParser {
  private:
   /// The payload sizes a frame kind may declare.
   struct PayloadBounds {
-    bool known = false;  ///< a kind of FrameKind
     uint64_t least = 0;
     uint64_t most = 0;
     bool exact = false;  ///< the payload has exactly `most` bytes
   };
 
   ByteQueue queue_;
-  std::array<PayloadBounds, static_cast<size_t>(FrameKind::Agreed) + 1> bounds_{};  // by kind
+  /// By kind; empty for a value that is no FrameKind.
+  std::array<std::optional<PayloadBounds>, static_cast<size_t>(FrameKind::Agreed) + 1> bounds_{};
   std::string error_;
 };
 

@@ -26,23 +26,23 @@ void appendRanks(std::string& out, const std::vector<uint32_t>& ranks) {
   for (const uint32_t rank : ranks) appendU32(out, rank);
 }
 
-/// Reads what appendRanks wrote at `countAt`, which ends the payload: each
-/// rank below `nranks`, and strictly increasing where `ascending`. `what`
-/// names the payload in errors; one too short for its header is one too.
-std::vector<uint32_t> decodeRanks(std::string_view payload, size_t countAt, int nranks,
+/// Reads what appendRanks wrote at the end of a header of `headerBytes`
+/// (whose last word is the count), which ends the payload: each rank below
+/// `nranks`, and strictly increasing where `ascending`. `what` names the
+/// payload in errors; one too short for its header is one too.
+std::vector<uint32_t> decodeRanks(std::string_view payload, size_t headerBytes, int nranks,
                                   bool ascending, const char* what) {
-  if (payload.size() < countAt + 4) {
+  if (payload.size() < headerBytes) {
     raise(ErrorCode::RemoteError, "{} of {} bytes is too short", what, payload.size());
   }
-  const uint32_t count = wire::getU32(bytes(payload) + countAt);
-  const size_t at = countAt + 4;
-  if (count > static_cast<uint32_t>(nranks) || payload.size() != at + 4 * size_t{count}) {
+  const uint32_t count = wire::getU32(bytes(payload) + headerBytes - 4);
+  if (count > static_cast<uint32_t>(nranks) || payload.size() != headerBytes + 4 * size_t{count}) {
     raise(ErrorCode::RemoteError, "{} of {} bytes does not hold {} ranks of {}", what,
           payload.size(), count, nranks);
   }
   std::vector<uint32_t> ranks(count);
   for (uint32_t i = 0; i < count; ++i) {
-    ranks[i] = wire::getU32(bytes(payload) + at + 4 * size_t{i});
+    ranks[i] = wire::getU32(bytes(payload) + headerBytes + 4 * size_t{i});
     if (ranks[i] >= static_cast<uint32_t>(nranks)) {
       raise(ErrorCode::RemoteError, "{} names rank {} of {}", what, ranks[i], nranks);
     }
@@ -64,7 +64,7 @@ std::string encodeShrinkRequest(const ShrinkRequest& request) {
 
 ShrinkRequest decodeShrinkRequest(std::string_view payload, int nranks) {
   ShrinkRequest request;
-  request.excluded = decodeRanks(payload, 4, nranks, false, "shrink request");
+  request.excluded = decodeRanks(payload, kShrinkHeaderBytes, nranks, false, "shrink request");
   request.window = std::chrono::milliseconds(wire::getU32(bytes(payload)));
   return request;
 }
@@ -79,7 +79,7 @@ std::string encodeShrinkVerdict(const ShrinkVerdict& verdict) {
 
 ShrinkVerdict decodeShrinkVerdict(std::string_view payload, int nranks) {
   ShrinkVerdict verdict;
-  verdict.out = decodeRanks(payload, 4 + kShrinkSaltBytes, nranks, true, "shrink verdict");
+  verdict.out = decodeRanks(payload, kAgreedHeaderBytes, nranks, true, "shrink verdict");
   const uint32_t port = wire::getU32(bytes(payload));
   if (port > UINT16_MAX) raise(ErrorCode::RemoteError, "shrink verdict names port {}", port);
   verdict.port = static_cast<uint16_t>(port);
