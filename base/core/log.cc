@@ -2,26 +2,29 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <string>
 
 #include "core/names.h"
 
 namespace loom {
 namespace {
 
+/// The words a log line prints; LOOM_DEBUG takes them in any case, and
+/// NONE or OFF for silence.
+constexpr Named<LogLevel> kLevelNames[] = {
+    {LogLevel::Warn, "WARN"}, {LogLevel::Info, "INFO"}, {LogLevel::Trace, "TRACE"}};
+
 LogLevel parseLevel() {
   const char* value = std::getenv("LOOM_DEBUG");
   if (value == nullptr) return LogLevel::Warn;
-  if (strcasecmp(value, "NONE") == 0 || strcasecmp(value, "OFF") == 0) return LogLevel::None;
-  if (strcasecmp(value, "INFO") == 0) return LogLevel::Info;
-  if (strcasecmp(value, "TRACE") == 0) return LogLevel::Trace;
-  return LogLevel::Warn;
+  std::string word(value);
+  for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (word == "NONE" || word == "OFF") return LogLevel::None;
+  return valueIn(kLevelNames, word).value_or(LogLevel::Warn);
 }
-
-constexpr Named<LogLevel> kLevelNames[] = {
-    {LogLevel::Warn, "WARN"}, {LogLevel::Info, "INFO"}, {LogLevel::Trace, "TRACE"}};
 
 }  // namespace
 
