@@ -63,16 +63,21 @@ constexpr Result visitDataType(DataType t, Fn&& fn, Result fallback) {
   }
 }
 
-/// Bytes per element, 0 for a value outside DataType. A table made from the
-/// type list, as callers ask it on every call.
+namespace detail {
+/// Bytes per element of each DataType, from the type list. At namespace
+/// scope, so it is one table in the binary: a constexpr local indexed at run
+/// time is rebuilt on the stack at every call.
+inline constexpr auto kDataTypeSizes = []<size_t... kIndex>(std::index_sequence<kIndex...>) {
+  return std::array<size_t, sizeof...(kIndex)>{
+      sizeof(typename std::tuple_element_t<kIndex, ElementTags>::Storage)...};
+}
+(std::make_index_sequence<kNumDataTypes>{});
+}  // namespace detail
+
+/// Bytes per element, 0 for a value outside DataType.
 constexpr size_t dataTypeSize(DataType t) {
-  constexpr auto kSizes = []<size_t... kIndex>(std::index_sequence<kIndex...>) {
-    return std::array<size_t, sizeof...(kIndex)>{
-        sizeof(typename std::tuple_element_t<kIndex, ElementTags>::Storage)...};
-  }
-  (std::make_index_sequence<kNumDataTypes>{});
   const auto i = static_cast<size_t>(t);
-  return i < kSizes.size() ? kSizes[i] : 0;
+  return i < detail::kDataTypeSizes.size() ? detail::kDataTypeSizes[i] : 0;
 }
 
 constexpr bool isFloatType(DataType t) {

@@ -11,17 +11,16 @@ namespace loom {
 
 uint64_t callFingerprint(Collective collective, size_t count, DataType type, ReduceOp op,
                          int root) {
-  // splitmix64's finalizer over the packed fields: any one field changing
-  // changes about half the bits.
-  auto mix = [](uint64_t x) {
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-  };
+  // The shape and the count each through an odd multiplier, a bijection: a
+  // change in either always changes the fingerprint. The high half is folded
+  // into the low (also a bijection), whose 32 bits stamp link messages, so
+  // the root counts there too. Two parallel multiplies, where a full mixer
+  // of both fields cost 5 % of an 8-byte all-reduce's host time.
   const uint64_t shape = static_cast<uint64_t>(collective) | static_cast<uint64_t>(type) << 8 |
                          static_cast<uint64_t>(op) << 16 |
                          static_cast<uint64_t>(static_cast<uint32_t>(root)) << 32;
-  const uint64_t fingerprint = mix(mix(shape) ^ count);
+  const uint64_t mixed = shape * 0x9e3779b97f4a7c15ULL ^ count * 0xbf58476d1ce4e5b9ULL;
+  const uint64_t fingerprint = mixed ^ (mixed >> 32);
   return fingerprint == 0 ? 1 : fingerprint;
 }
 
@@ -39,11 +38,15 @@ namespace {
 
 /// Polls before the waiter's loop, which reads the clock on every turn: a
 /// peer on another core usually publishes within a few hundred nanoseconds.
+/// None where ranks outnumber cores (the waiter does not spin then): the peer
+/// being waited for may need this core, and the polls only delay the yield
+/// (4 ranks on 2 cores, 8 B: 3.74 -> 2.82 us per all-reduce, best of six).
 constexpr int kQuickPolls = 64;
 
 template <typename Ready>
 void waitFor(Waiter& waiter, Ready ready, int rank, uint64_t round, const char* what) {
-  for (int i = 0; i < kQuickPolls; ++i) {
+  const int polls = waiter.spins() ? kQuickPolls : 0;
+  for (int i = 0; i < polls; ++i) {
     if (ready()) return;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();

@@ -81,7 +81,8 @@ struct DirectOptions {
 class DirectExecutor {
  public:
   /// `arenas`: every rank's arena, indexed by rank; `round`: the communicator's
-  /// direct round counter (same on all ranks).
+  /// direct round counter (same on all ranks). `waiter` and `options` are
+  /// kept by reference and must outlive the executor.
   DirectExecutor(std::span<const ArenaView> arenas, int rank, size_t arenaBytes, uint64_t& round,
                  Waiter& waiter, const DirectOptions& options);
 
@@ -171,7 +172,8 @@ class DirectExecutor {
   size_t arenaBytes_;
   uint64_t& round_;
   Waiter& waiter_;
-  DirectOptions options_;
+  /// Not a copy, for the reason Waiter keeps its label by reference.
+  const DirectOptions& options_;
   uint64_t bytesSent_ = 0;  // written into this rank's shared regions for peers
 };
 

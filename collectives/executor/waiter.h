@@ -61,6 +61,7 @@ inline constexpr std::chrono::milliseconds kDeadPeerGrace{50};
 
 class Waiter {
  public:
+  /// Keeps references to both: they outlive the wait in the caller's frame.
   Waiter(const WaitPolicy& policy, const OperationLabel& label);
 
   /// Take before checking whether anything can move: once the wait has spun
@@ -83,10 +84,14 @@ class Waiter {
   }
   std::string operation() const { return label_.toString(); }
   std::chrono::milliseconds timeout() const { return policy_.timeout; }
+  /// Whether a wait may spin before yielding (no, where ranks outnumber cores).
+  bool spins() const { return policy_.spinMicros > 0; }
 
  private:
   const WaitPolicy& policy_;
-  OperationLabel label_;
+  /// Not a copy: the label was just written field by field, and a copy reads
+  /// it back in wider words, which stalls store forwarding on every call.
+  const OperationLabel& label_;
   /// LOOM_TIMEOUT after the first idle(); max() until then.
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
   bool idleStarted_ = false;

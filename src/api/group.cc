@@ -7,33 +7,30 @@
 namespace loom {
 namespace {
 
-struct PendingGroup {
-  int depth = 0;
-  std::vector<std::pair<Comm*, Operation>> ops;
-};
+// The depth apart from the queued operations: every call reads it, and a
+// trivially built thread_local needs no first-use guard or exit handler.
+thread_local int groupDepth = 0;
 
-PendingGroup& pending() {
-  thread_local PendingGroup group;
-  return group;
+std::vector<std::pair<Comm*, Operation>>& queued() {
+  thread_local std::vector<std::pair<Comm*, Operation>> ops;
+  return ops;
 }
 
 }  // namespace
 
 bool enqueueInGroup(Comm& comm, const Operation& op) {
-  PendingGroup& g = pending();
-  if (g.depth == 0) return false;
-  g.ops.emplace_back(&comm, op);
+  if (groupDepth == 0) return false;
+  queued().emplace_back(&comm, op);
   return true;
 }
 
-void groupStart() { ++pending().depth; }
+void groupStart() { ++groupDepth; }
 
 void groupEnd() {
-  PendingGroup& g = pending();
-  if (g.depth == 0) raise(ErrorCode::InvalidUsage, "loomGroupEnd without loomGroupStart");
-  if (--g.depth > 0) return;
+  if (groupDepth == 0) raise(ErrorCode::InvalidUsage, "loomGroupEnd without loomGroupStart");
+  if (--groupDepth > 0) return;
   std::vector<std::pair<Comm*, Operation>> ops;
-  ops.swap(g.ops);
+  ops.swap(queued());
 
   // Operations per communicator, in call order.
   std::vector<Comm*> comms;

@@ -50,7 +50,13 @@ struct CommStats {
   std::atomic<uint64_t> compressedCalls{0};
   std::atomic<uint64_t> compressedInputBytes{0};
   std::atomic<uint64_t> agreements{0};  // host exchanges of Loom's own (exchange_values.h)
-  void addSent(uint64_t bytes) { bytesSent.fetch_add(bytes, std::memory_order_relaxed); }
+  void addSent(uint64_t bytes) { add(bytesSent, bytes); }
+  /// Only the thread making a call writes the counters; readers
+  /// (loomCommGetStats) only load them. So a load and a store suffice, where a
+  /// locked add would cost an 8-byte all-reduce a few percent.
+  static void add(std::atomic<uint64_t>& counter, uint64_t n) {
+    counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
 };
 }  // namespace loom
 
@@ -266,17 +272,22 @@ std::string describeCallShape(Collective collective, size_t count, DataType type
 std::string describeLocalCall(Comm& comm, int r);
 
 /// Marks this rank busy in `op` (a group's first operation) for peers' hang
-/// and mismatch reports, until destroyed.
+/// and mismatch reports, until destroyed. A scope left without succeeded()
+/// records the call as failed.
 class StatusScope {
  public:
   StatusScope(Comm& comm, const Operation& op);
   ~StatusScope();
+  /// The call completed. Said explicitly: asking std::uncaught_exceptions()
+  /// instead costs a thread-local lookup on every call.
+  void succeeded() { succeeded_ = true; }
   StatusScope(const StatusScope&) = delete;
   StatusScope& operator=(const StatusScope&) = delete;
 
  private:
   Comm& comm_;
   RankStatus* status_;  // this rank's status in shared memory; null without shm
+  bool succeeded_ = false;
 };
 
 }  // namespace loom

@@ -4,7 +4,6 @@
 // rank reports only when one of its waits got slow (and again when that call
 // ends), so a fast collective never pays for a message.
 #include <algorithm>
-#include <exception>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -76,7 +75,7 @@ std::string describeRemote(const PeerReport& report, int rank) {
 }  // namespace
 
 StatusScope::StatusScope(Comm& comm, const Operation& op)
-    : comm_(comm), status_(comm.shm ? &comm.shm->headerOf(comm.rank).status : nullptr) {
+    : comm_(comm), status_(comm.shm ? &comm.shm->ownHeader().status : nullptr) {
   comm.callStatus = PeerStatus{.busy = true,
                                .collective = static_cast<uint32_t>(op.collective),
                                .sequence = comm.collectiveCount,
@@ -123,7 +122,7 @@ StatusScope::~StatusScope() {
   const bool mismatched = std::exchange(comm_.callMismatched, false);
   comm_.callStatus.busy = false;
   // A failed call keeps its own sequence number, so a peer's report names it.
-  comm_.callStatus.failed = std::uncaught_exceptions() > 0;
+  comm_.callStatus.failed = !succeeded_;
   if (!comm_.callStatus.failed) comm_.callStatus.sequence = comm_.collectiveCount;
   if (comm_.callStatusReported && comm_.bootstrap) {
     // The peers were told this rank was waiting; tell them it is not any more.

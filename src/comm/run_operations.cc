@@ -259,7 +259,7 @@ void recordCall(Comm& comm, std::span<const Operation> ops, uint64_t sent) {
     if (op.codec.kind != CodecKind::None) recordCompressedCall(comm, op);
   }
   s.lastCallBytesSent.store(sent, std::memory_order_relaxed);
-  s.calls.fetch_add(1, std::memory_order_relaxed);
+  CommStats::add(s.calls, 1);
 }
 
 }  // namespace
@@ -338,7 +338,7 @@ void runOperations(Comm& comm, std::span<const Operation> ops) {
 
 void runHostOperations(Comm& comm, std::span<const Operation> ops) {
   std::vector<const Operation*> pointToPoint;
-  const StatusScope status(comm, ops.front());
+  StatusScope status(comm, ops.front());
   const uint64_t sentBefore = comm.stats.bytesSent.load(std::memory_order_relaxed);
   try {
     for (const Operation& op : ops) {
@@ -350,6 +350,7 @@ void runHostOperations(Comm& comm, std::span<const Operation> ops) {
     }
     if (!pointToPoint.empty()) runPointToPoint(comm, pointToPoint);
     recordCall(comm, ops, comm.stats.bytesSent.load(std::memory_order_relaxed) - sentBefore);
+    status.succeeded();
   } catch (const Error& e) {
     if (e.code() == ErrorCode::RemoteError) {
       int expected = 0;

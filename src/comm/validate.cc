@@ -120,8 +120,10 @@ void validateOperation(const Comm& comm, Operation& op) {
     }
   }
   const size_t es = dataTypeSize(op.type);
-  // The largest buffer any collective touches is nranks * count elements.
-  if (op.count > SIZE_MAX / es / static_cast<size_t>(comm.nranks)) {
+  // The largest buffer any collective touches is nranks * count elements
+  // (checked by multiplying: two divisions cost more than the rest of the check).
+  if (size_t largest = 0;
+      __builtin_mul_overflow(op.count, es * static_cast<size_t>(comm.nranks), &largest)) {
     raise(ErrorCode::InvalidArgument, "{}: count {} x {} bytes x {} ranks overflows size_t", name,
           op.count, es, comm.nranks);
   }

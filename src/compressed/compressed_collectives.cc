@@ -93,8 +93,8 @@ uint64_t finalCounter(CompressedAlgorithm algorithm, int nranks, uint64_t counte
 void recordCompressedCall(Comm& comm, const Operation& op) {
   uint64_t bytes = op.count * dataTypeSize(op.type);
   if (op.collective == Collective::ReduceScatter) bytes *= static_cast<uint64_t>(comm.nranks);
-  comm.stats.compressedCalls.fetch_add(1, std::memory_order_relaxed);
-  comm.stats.compressedInputBytes.fetch_add(bytes, std::memory_order_relaxed);
+  CommStats::add(comm.stats.compressedCalls, 1);
+  CommStats::add(comm.stats.compressedInputBytes, bytes);
 }
 
 void runCompressed(Comm& comm, const Operation& op) {

@@ -159,7 +159,7 @@ bool runDeviceDirect(Comm& comm, std::span<const Operation> ops) {
   const device::DeviceScope scope(mine.device);
   DeviceDirectEvents& events = eventsOn(comm, mine.device);
   for (const Operation& op : ops) runOne(comm, op, events);
-  comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
+  CommStats::add(comm.stats.calls, 1);
   return true;
 }
 

@@ -590,7 +590,7 @@ DeviceWalkOutcome runDeviceWalk(Comm& comm, std::span<const Operation> ops) {
     LOOM_INFO("rank {}: a group's collectives and send/recv walk on the device ({} and {} calls)",
               comm.rank, collectives.size(), pairs.walked.size());
   }
-  comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
+  CommStats::add(comm.stats.calls, 1);
   DeviceWalkOutcome outcome = std::move(pairs.outcome);
   // A rank with no peer to agree with (no send/recv, or only to itself)
   // leaves its send/recv to the host path.

@@ -212,7 +212,7 @@ void launchPointToPoint(Comm& comm, PointToPointWalk& walk) {
 DeviceWalkOutcome walkPointToPoint(Comm& comm, std::span<const Operation> ops) {
   PointToPointWalk walk = agreePointToPoint(comm, ops);
   launchPointToPoint(comm, walk);
-  if (walk.outcome.walked) comm.stats.calls.fetch_add(1, std::memory_order_relaxed);
+  if (walk.outcome.walked) CommStats::add(comm.stats.calls, 1);
   return std::move(walk.outcome);
 }
 

@@ -26,7 +26,7 @@ std::vector<T> allGatherValue(Comm& comm, const T& mine) {
   op.count = sizeof(T);
   op.type = DataType::Uint8;
   op.internal = true;
-  comm.stats.agreements.fetch_add(1, std::memory_order_relaxed);
+  CommStats::add(comm.stats.agreements, 1);
   runCollective(comm, op);
   return all;
 }
@@ -56,7 +56,7 @@ std::vector<T> exchangeWithPeers(Comm& comm, std::span<const int> peers, std::sp
   std::vector<const Operation*> pointers;
   pointers.reserve(ops.size());
   for (const Operation& op : ops) pointers.push_back(&op);
-  comm.stats.agreements.fetch_add(1, std::memory_order_relaxed);
+  CommStats::add(comm.stats.agreements, 1);
   runPointToPoint(comm, pointers);
   return theirs;
 }

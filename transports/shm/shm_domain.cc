@@ -28,6 +28,7 @@ ShmDomain::ShmDomain(uint64_t commTag, int rank, int nranks, const ShmConfig& co
   // The header and FIFO counters must be constructed before any peer maps us;
   // the bootstrap barrier after this constructor orders that.
   auto* h = new (own_.data()) SegmentHeader();
+  ownHeader_ = h;
   h->magic = kShmMagic;
   h->rank = rank;
   h->nranks = nranks;

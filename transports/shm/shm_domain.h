@@ -40,7 +40,10 @@ class ShmDomain {
   void unlinkOwn() { own_.unlink(); }
 
   std::unique_ptr<Link> makeLink(int peer);
-  Doorbell& myDoorbell() { return header(rank_)->doorbell; }
+  Doorbell& myDoorbell() { return ownHeader_->doorbell; }
+  /// This rank's own header, without the mapping check headerOf makes: every
+  /// call writes its status there.
+  SegmentHeader& ownHeader() { return *ownHeader_; }
   /// Valid for self and attached peers only.
   ArenaView arena(int rank);
   SegmentHeader& headerOf(int rank) { return *header(rank); }
@@ -57,7 +60,8 @@ class ShmDomain {
   int nranks_;
   SegmentLayout layout_;
   ShmSegment own_;
-  std::vector<ShmSegment> peers_;  // indexed by rank; empty for self and remote ranks
+  SegmentHeader* ownHeader_ = nullptr;  // constructed in own_ by the constructor
+  std::vector<ShmSegment> peers_;       // indexed by rank; empty for self and remote ranks
 };
 
 std::string shmSegmentName(uint64_t commTag, int rank);
