@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <span>
 
+#include "collectives/executor/arena_stores.h"
 #include "collectives/executor/step_executor.h"
 #include "collectives/executor/waiter.h"
 #include "core/error.h"
@@ -76,6 +77,9 @@ struct DirectOptions {
   const PeerMemory* peers = nullptr;
   /// Scratch for single-copy reductions: at least 2 * kSingleCopyBlockBytes.
   std::span<char> scratch;
+  /// How the all-reduce's arena rounds are written (arena_stores.h); the
+  /// communicator's, kept across calls. Null: cached stores.
+  ArenaStoreChoice* arenaStores = nullptr;
 };
 
 class DirectExecutor {
@@ -120,6 +124,9 @@ class DirectExecutor {
   /// `at`, in rank order; this rank's term from `own` instead where given.
   void reduceAll(char* out, size_t at, size_t count, const ReduceContext& rc, int parity,
                  const char* own = nullptr);
+  /// reduceAll into `out` with streaming stores, through a block in L1.
+  void reduceAllStreaming(char* out, size_t at, size_t count, size_t es, const ReduceContext& rc,
+                          int parity, const char* own);
 
   // Single-copy rounds (direct_single_copy.cc).
   bool singleCopy(size_t bytes) const;

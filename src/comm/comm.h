@@ -129,6 +129,9 @@ struct loomComm {
   std::atomic<int> activeCalls{0};
   loom::CommStats stats;
 
+  /// How the direct all-reduce writes its arena rounds (LOOM_ARENA_STORES),
+  /// learnt across calls.
+  loom::ArenaStoreChoice arenaStores;
   uint64_t directRound = 0;      // rounds of the direct algorithm, equal on all ranks
   uint64_t collectiveCount = 0;  // collectives issued, for error messages
   uint64_t compressedCalls = 0;  // stochastic-rounding counter, equal on all ranks

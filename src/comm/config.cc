@@ -56,6 +56,7 @@ CommConfig CommConfig::fromEnvironment() {
   c.directMaxBytes = envBytes("LOOM_DIRECT_MAX", SIZE_MAX, 0, SIZE_MAX);
   c.directOneShotBytes = envBytes("LOOM_DIRECT_ONESHOT", 32 << 10, 0, 1ULL << 30);
   c.nonTemporalMinBytes = envBytes("LOOM_NONTEMPORAL_MIN", 16 << 20, 0, SIZE_MAX);
+  c.arenaStores = envChoice("LOOM_ARENA_STORES", kArenaStoresNames).value_or(ArenaStores::Auto);
   c.singleCopy = envFlag("LOOM_SINGLE_COPY", true);
   c.singleCopyMinBytes = envBytes("LOOM_SINGLE_COPY_MIN", 256 << 10, 1, SIZE_MAX);
   c.crossMemory = envFlag("LOOM_CMA", false);

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "collectives/executor/arena_stores.h"
 #include "collectives/plan.h"
 #include "compression/codec_config.h"
 #include "transports/shm/shm_domain.h"
@@ -39,6 +40,10 @@ struct CommConfig {
   /// results at least this large are written past the cache. A rank-local
   /// choice, so not part of the signature ranks compare.
   size_t nonTemporalMinBytes = size_t{16} << 20;
+  /// LOOM_ARENA_STORES: how the direct all-reduce writes its arena rounds
+  /// (collectives/executor/arena_stores.h). Rank-local too: a rank set
+  /// otherwise only costs speed.
+  ArenaStores arenaStores = ArenaStores::Auto;
   /// LOOM_SINGLE_COPY=0: the direct algorithm always copies through the
   /// shared arena, never reading peers' buffers in place.
   bool singleCopy = true;

@@ -24,6 +24,10 @@ enum class Variant {
   /// slots/rounds; out-of-place direct all-reduce results of any size leave
   /// the arena by non-temporal stores.
   SmallSlots,
+  /// SmallSlots' 4 KiB arena rounds, every all-reduce round written with
+  /// streaming stores (LOOM_ARENA_STORES=streaming; auto, the default, mixes
+  /// both kinds while it learns, as SmallSlots runs it).
+  StreamingArena,
   /// Single-copy from 4000 B, cross-memory attach allowed (LOOM_CMA=1): the
   /// 1023-element cases of 4- and 8-byte types read peers' buffers in place,
   /// the smaller ones go through the arena, so one communicator crosses the
@@ -57,6 +61,8 @@ std::string variantName(Variant v) {
       return "_tree";
     case Variant::SmallSlots:
       return "_smallslots";
+    case Variant::StreamingArena:
+      return "_streaming_arena";
     case Variant::SingleCopy:
       return "_singlecopy";
     case Variant::SingleCopyNoCma:
@@ -81,6 +87,10 @@ std::vector<std::pair<std::string, std::string>> variantEnv(Variant v) {
               {"LOOM_TCP_SLOT_BYTES", "4K"}, {"LOOM_TCP_SLOTS", "2"},
               {"LOOM_DIRECT_BYTES", "4K"},   {"LOOM_DIRECT_ONESHOT", "0"},
               {"LOOM_NONTEMPORAL_MIN", "1"}};
+    case Variant::StreamingArena:
+      return {{"LOOM_DIRECT_BYTES", "4K"},
+              {"LOOM_DIRECT_ONESHOT", "0"},
+              {"LOOM_ARENA_STORES", "streaming"}};
     case Variant::SingleCopy:
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_CMA", "1"}};
     case Variant::SingleCopyNoCma:
@@ -213,6 +223,12 @@ INSTANTIATE_TEST_SUITE_P(Tree, Collectives,
 INSTANTIATE_TEST_SUITE_P(SmallSlotsShm, Collectives,
                          testing::ValuesIn(configs(Launch::Threads, Transport::Shm, {3, 4}, kAll,
                                                    Variant::SmallSlots, Scope::Reduced)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(StreamingArena, Collectives,
+                         testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {2, 3, 4},
+                                                   {Coll::AllReduce}, Variant::StreamingArena,
+                                                   Scope::Full)),
                          configName);
 
 INSTANTIATE_TEST_SUITE_P(SingleCopyThreads, Collectives,
