@@ -34,7 +34,11 @@ void ArenaStoreChoice::record(size_t bytes, bool streaming, uint64_t nanos) {
   const uint64_t warming = uint64_t{1} << (32 + c);
   const uint64_t streamingBit = uint64_t{1} << c;
   const bool preferred = ((decision_ & streamingBit) != 0) == streaming;
-  if (rounds_[c][kind]++ < kWarmRounds) {
+  const int seen = rounds_[c][kind]++;
+  if (seen == 0) {
+    // Not counted: a kind's first round also pays for whatever it touches
+    // first (fresh pages, cold caches), which would count against it.
+  } else if (seen <= kWarmRounds) {
     cost = cost == 0 ? sample : std::min(cost, sample);
   } else if (preferred) {
     // A quarter of each new round, a round counted at most twice the cost so
@@ -45,7 +49,7 @@ void ArenaStoreChoice::record(size_t bytes, bool streaming, uint64_t nanos) {
     // Measured once per kExplorePeriod rounds: the latest round says most.
     cost = sample;
   }
-  if (rounds_[c][0] < kWarmRounds || rounds_[c][1] < kWarmRounds) {
+  if (rounds_[c][0] <= kWarmRounds || rounds_[c][1] <= kWarmRounds) {
     decision_ = (decision_ & ~streamingBit) | warming;
     return;
   }

@@ -1,5 +1,6 @@
 // Which stores a rank writes its arena with, for the rounds of the direct
-// all-reduce that peers read in bulk (its copy of the input, its reduced shard).
+// all-reduce, all-gather and reduce-scatter that peers read in bulk (its copy
+// of the input, an all-reduce's reduced shard).
 //
 // Cached stores leave the lines in this core's cache, where a peer on a core
 // that shares it reads them at once. But the arena is reused every other
@@ -19,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "collectives/plan.h"
 #include "core/names.h"
 
 namespace loom {
@@ -30,13 +32,32 @@ inline constexpr Named<ArenaStores> kArenaStoresNames[] = {{ArenaStores::Auto, "
                                                            {ArenaStores::Cached, "cached"},
                                                            {ArenaStores::Streaming, "streaming"}};
 
-/// One communicator's choice, the same on every rank. Rank 0 (the leader)
+/// The collectives whose direct rounds every rank publishes and waits for
+/// together, so that rank 0's decision reaches every rank in step: each has a
+/// choice of its own, since a round's cost differs between them.
+inline constexpr int kArenaStoreSlots = 3;
+/// The slot of `collective`, or -1 where its arena is written with cached
+/// stores always (broadcast and reduce, whose ranks do not all wait for rank 0).
+constexpr int arenaStoreSlot(Collective collective) {
+  switch (collective) {
+    case Collective::AllReduce:
+      return 0;
+    case Collective::AllGather:
+      return 1;
+    case Collective::ReduceScatter:
+      return 2;
+    default:
+      return -1;
+  }
+}
+
+/// One collective's choice on one communicator, the same on every rank. Rank 0 (the leader)
 /// times whole rounds, which include the waits for the peers and so the
 /// effect of everybody's stores, and publishes its decision with its input;
 /// every rank adopts it from its next round. Each round size class (powers of
 /// two) is judged on its own. A class starts by alternating the two kinds
-/// until each has kWarmRounds measured rounds, keeping each kind's fastest
-/// (the first rounds also pay for cold caches and fresh pages). From then on
+/// until each has kWarmRounds measured rounds after its first (which also
+/// pays for cold caches and fresh pages), keeping each kind's fastest. From then on
 /// every kExplorePeriod-th round uses the kind not preferred, on every rank
 /// alike, so both stay measured as the machine changes; the preferred kind's
 /// cost is a moving average of its rounds, the other's its latest round, and

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <type_traits>
 
 #include "collectives/algorithms.h"
 #include "core/error.h"
@@ -103,10 +104,6 @@ void reduceAlone(const char* in, char* out, size_t count, size_t es, const Reduc
 // from 16 to 64 MiB. Where the result overwrites an input whose lines were
 // just read (an all-reduce in place, a rank's own block of an all-gather in
 // place) they sit in cache, and bypassing it cost 20 %.
-void copyCached(void* to, const void* from, size_t bytes) {
-  if (bytes > 0) std::memcpy(to, from, bytes);
-}
-
 void copyResult(char* to, const char* from, size_t bytes, bool nonTemporal) {
   if (nonTemporal) {
     copyNonTemporal(to, from, bytes);
@@ -212,6 +209,47 @@ void DirectExecutor::reduceAll(char* out, size_t at, size_t count, const ReduceC
   if (rc.finalize != nullptr) rc.finalize(out, count, rc.nranks);
 }
 
+static_assert(std::extent_v<decltype(SegmentHeader::arenaStores)> == kArenaStoreSlots);
+
+DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes) const {
+  ArenaRound round;
+  const ArenaStoreChoice* choice = options_.arenaStores;
+  if (choice == nullptr) return round;
+  round.streaming = choice->streams(bytes, round_);
+  round.timed = rank_ == 0 && choice->setting() == ArenaStores::Auto;
+  if (round.timed) round.started = std::chrono::steady_clock::now();
+  return round;
+}
+
+void DirectExecutor::copyIn(const ArenaRound& round, char* to, const char* from, size_t bytes) {
+  if (round.streaming) {
+    copyNonTemporal(to, from, bytes);
+  } else if (bytes > 0) {
+    std::memcpy(to, from, bytes);
+  }
+}
+
+void DirectExecutor::publishStoreDecision(const ArenaRound& round) {
+  if (!round.timed) return;
+  arenas_[rank_].header->arenaStores[options_.arenaStoreSlot].store(
+      options_.arenaStores->decision(), std::memory_order_relaxed);
+}
+
+void DirectExecutor::adoptStoreDecision() {
+  // Read after rank 0's inputSeq of this round (acquire), which it wrote
+  // after the decision; every rank adopts the same one, from its next round.
+  if (options_.arenaStores == nullptr) return;
+  options_.arenaStores->adopt(
+      arenas_[0].header->arenaStores[options_.arenaStoreSlot].load(std::memory_order_relaxed));
+}
+
+void DirectExecutor::finishArenaRound(const ArenaRound& round, size_t bytes) {
+  if (!round.timed) return;
+  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now() - round.started);
+  options_.arenaStores->record(bytes, round.streaming, static_cast<uint64_t>(nanos.count()));
+}
+
 void DirectExecutor::reduceAllStreaming(char* out, size_t at, size_t count, size_t es,
                                         const ReduceContext& rc, int parity, const char* own) {
   // 16 KiB at a time: reduced into L1 with the ordinary kernels, then
@@ -291,29 +329,21 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     // Peers reduce their shards from this copy; this rank's own shard is
     // read from `in` where it is, so it is not copied in (at two ranks a
     // fifth less memory traffic: 1.1-1.8x the bus bandwidth from 1 to 64 MiB).
-    ArenaStoreChoice* stores = options_.arenaStores;
-    const bool streaming = stores != nullptr && stores->streams(bytes, round_);
-    const bool timed = stores != nullptr && rank_ == 0 && stores->setting() == ArenaStores::Auto;
-    const auto started =
-        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const ArenaRound stores = startArenaRound(bytes);
     const size_t shardOffset = chunkOffset(n, nranks_, rank_);
     const size_t shardCount = chunkSize(n, nranks_, rank_);
     const size_t after = (shardOffset + shardCount) * es;
-    const auto copyIn = streaming ? copyNonTemporal : copyCached;
-    copyIn(arenas_[rank_].input[p], in + done * es, shardOffset * es);
-    copyIn(arenas_[rank_].input[p] + after, in + done * es + after, bytes - after);
+    copyIn(stores, arenas_[rank_].input[p], in + done * es, shardOffset * es);
+    copyIn(stores, arenas_[rank_].input[p] + after, in + done * es + after, bytes - after);
     bytesSent_ += bytes - shardCount * es;
-    if (timed)
-      arenas_[rank_].header->arenaStores.store(stores->decision(), std::memory_order_relaxed);
+    publishStoreDecision(stores);
     publishInput();
     waitAllInputs();
-    // Rank 0's decision, published with this round: every rank uses it from the next.
-    if (stores != nullptr)
-      stores->adopt(arenas_[0].header->arenaStores.load(std::memory_order_relaxed));
+    adoptStoreDecision();
     if (shardCount > 0) {
       char* shard = arenas_[rank_].output[p] + shardOffset * es;
       const char* own = in + (done + shardOffset) * es;
-      if (streaming) {
+      if (stores.streaming) {
         reduceAllStreaming(shard, shardOffset * es, shardCount, es, rc, p, own);
       } else {
         reduceAll(shard, shardOffset * es, shardCount, rc, p, own);
@@ -327,11 +357,7 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
       copyResult(out + done * es + off, arenas_[r].output[p] + off, chunkSize(n, nranks_, r) * es,
                  nonTemporal);
     }
-    if (timed) {
-      const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now() - started);
-      stores->record(bytes, streaming, static_cast<uint64_t>(nanos.count()));
-    }
+    finishArenaRound(stores, bytes);
   }
 }
 
@@ -353,14 +379,18 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();
-    std::memcpy(arenas_[rank_].input[p], in + done * es, n * es);
+    const ArenaRound stores = startArenaRound(n * es);
+    copyIn(stores, arenas_[rank_].input[p], in + done * es, n * es);
     bytesSent_ += n * es;
+    publishStoreDecision(stores);
     publishInput();
     waitAllInputs();
+    adoptStoreDecision();
     for (int r = 0; r < nranks_; ++r) {
       copyResult(out + (static_cast<size_t>(r) * count + done) * es, arenas_[r].input[p], n * es,
                  nonTemporal && !(inPlace && r == rank_));
     }
+    finishArenaRound(stores, n * es);
   }
 }
 
@@ -382,16 +412,21 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
   for (size_t done = 0; done < recvCount; done += perRound) {
     const size_t n = std::min(perRound, recvCount - done);
     const int p = beginRound();
+    const size_t roundBytes = static_cast<size_t>(nranks_) * n * es;
+    const ArenaRound stores = startArenaRound(roundBytes);
     for (int r = 0; r < nranks_; ++r) {
       if (r == rank_ && readOwnInPlace) continue;
-      std::memcpy(arenas_[rank_].input[p] + static_cast<size_t>(r) * n * es,
-                  in + (static_cast<size_t>(r) * recvCount + done) * es, n * es);
+      copyIn(stores, arenas_[rank_].input[p] + static_cast<size_t>(r) * n * es,
+             in + (static_cast<size_t>(r) * recvCount + done) * es, n * es);
     }
     bytesSent_ += static_cast<uint64_t>(nranks_ - 1) * n * es;  // its own block stays
+    publishStoreDecision(stores);
     publishInput();
     waitAllInputs();
+    adoptStoreDecision();
     reduceAll(out + done * es, static_cast<size_t>(rank_) * n * es, n, rc, p,
               readOwnInPlace ? ownBlock + done * es : nullptr);
+    finishArenaRound(stores, roundBytes);
   }
 }
 

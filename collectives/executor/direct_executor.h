@@ -17,6 +17,7 @@
 // instead of copying them, and read each other's directly.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 
@@ -77,9 +78,11 @@ struct DirectOptions {
   const PeerMemory* peers = nullptr;
   /// Scratch for single-copy reductions: at least 2 * kSingleCopyBlockBytes.
   std::span<char> scratch;
-  /// How the all-reduce's arena rounds are written (arena_stores.h); the
-  /// communicator's, kept across calls. Null: cached stores.
+  /// How the arena rounds are written (arena_stores.h): the communicator's
+  /// choice for this collective, kept across calls, and its slot in rank 0's
+  /// header. Null: cached stores.
   ArenaStoreChoice* arenaStores = nullptr;
+  int arenaStoreSlot = 0;
 };
 
 class DirectExecutor {
@@ -124,6 +127,22 @@ class DirectExecutor {
   /// `at`, in rank order; this rank's term from `own` instead where given.
   void reduceAll(char* out, size_t at, size_t count, const ReduceContext& rc, int parity,
                  const char* own = nullptr);
+  /// How one arena round is written: the stores of the collective's choice
+  /// for this round, and rank 0's clock for learning it (arena_stores.h).
+  struct ArenaRound {
+    bool streaming = false;
+    bool timed = false;
+    std::chrono::steady_clock::time_point started;
+  };
+  ArenaRound startArenaRound(size_t bytes) const;
+  /// Copies into this rank's arena with the round's stores.
+  static void copyIn(const ArenaRound& round, char* to, const char* from, size_t bytes);
+  /// Rank 0: its decision travels with its input (before publishInput).
+  void publishStoreDecision(const ArenaRound& round);
+  /// Every rank, once rank 0's input of this round is seen: its decision.
+  void adoptStoreDecision();
+  /// Rank 0: the round of `bytes` is over; its time teaches the choice.
+  void finishArenaRound(const ArenaRound& round, size_t bytes);
   /// reduceAll into `out` with streaming stores, through a block in L1.
   void reduceAllStreaming(char* out, size_t at, size_t count, size_t es, const ReduceContext& rc,
                           int parity, const char* own);

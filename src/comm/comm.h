@@ -3,6 +3,7 @@
 // globals.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -129,9 +130,9 @@ struct loomComm {
   std::atomic<int> activeCalls{0};
   loom::CommStats stats;
 
-  /// How the direct all-reduce writes its arena rounds (LOOM_ARENA_STORES),
-  /// learnt across calls.
-  loom::ArenaStoreChoice arenaStores;
+  /// How the direct all-reduce, all-gather and reduce-scatter write their
+  /// arena rounds (LOOM_ARENA_STORES), by arenaStoreSlot, learnt across calls.
+  std::array<loom::ArenaStoreChoice, loom::kArenaStoreSlots> arenaStores;
   uint64_t directRound = 0;      // rounds of the direct algorithm, equal on all ranks
   uint64_t collectiveCount = 0;  // collectives issued, for error messages
   uint64_t compressedCalls = 0;  // stochastic-rounding counter, equal on all ranks

@@ -80,7 +80,10 @@ void runDirect(Comm& comm, const Operation& op, uint64_t sequence, Waiter& waite
   options.call = callFingerprint(op.collective, op.count, op.type, op.op, op.root);
   options.oneShotBytes = comm.config.directOneShotBytes;
   options.nonTemporalMinBytes = comm.config.nonTemporalMinBytes;
-  options.arenaStores = &comm.arenaStores;
+  if (const int slot = arenaStoreSlot(op.collective); slot >= 0) {
+    options.arenaStores = &comm.arenaStores[static_cast<size_t>(slot)];
+    options.arenaStoreSlot = slot;
+  }
   if (comm.peerMemory != nullptr) {
     options.peers = comm.peerMemory.get();
     options.singleCopyMinBytes = comm.config.singleCopyMinBytes;

@@ -24,9 +24,10 @@ enum class Variant {
   /// slots/rounds; out-of-place direct all-reduce results of any size leave
   /// the arena by non-temporal stores.
   SmallSlots,
-  /// SmallSlots' 4 KiB arena rounds, every all-reduce round written with
-  /// streaming stores (LOOM_ARENA_STORES=streaming; auto, the default, mixes
-  /// both kinds while it learns, as SmallSlots runs it).
+  /// SmallSlots' 4 KiB arena rounds, every all-reduce, all-gather and
+  /// reduce-scatter round written with streaming stores
+  /// (LOOM_ARENA_STORES=streaming; auto, the default, mixes both kinds while
+  /// it learns, as SmallSlots runs it).
   StreamingArena,
   /// Single-copy from 4000 B, cross-memory attach allowed (LOOM_CMA=1): the
   /// 1023-element cases of 4- and 8-byte types read peers' buffers in place,
@@ -131,6 +132,8 @@ const std::vector<Coll> kAll = {Coll::AllReduce, Coll::AllGather, Coll::ReduceSc
 const std::vector<Coll> kRingCapable = {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter,
                                         Coll::Broadcast, Coll::Reduce};
 const std::vector<Coll> kTreeCapable = {Coll::AllReduce, Coll::Broadcast, Coll::Reduce};
+/// What runs on several channels, and what learns its arena stores.
+const std::vector<Coll> kChannelCapable = {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter};
 /// What the direct algorithm runs, and so what single-copy rounds serve.
 const std::vector<Coll> kDirectCapable = kRingCapable;
 
@@ -227,7 +230,7 @@ INSTANTIATE_TEST_SUITE_P(SmallSlotsShm, Collectives,
 
 INSTANTIATE_TEST_SUITE_P(StreamingArena, Collectives,
                          testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {2, 3, 4},
-                                                   {Coll::AllReduce}, Variant::StreamingArena,
+                                                   kChannelCapable, Variant::StreamingArena,
                                                    Scope::Full)),
                          configName);
 
@@ -248,8 +251,6 @@ INSTANTIATE_TEST_SUITE_P(SingleCopyNoCma, Collectives,
                                                    kDirectCapable, Variant::SingleCopyNoCma,
                                                    Scope::Reduced)),
                          configName);
-
-const std::vector<Coll> kChannelCapable = {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter};
 
 INSTANTIATE_TEST_SUITE_P(ChannelsTcp, Collectives,
                          testing::ValuesIn(configs(Launch::Threads, Transport::Tcp, {2, 3, 5},

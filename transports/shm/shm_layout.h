@@ -69,9 +69,9 @@ struct alignas(64) SegmentHeader {
   /// By round parity: the fingerprint of the call the round belongs to,
   /// written before inputSeq publishes the round (same cache line).
   uint64_t inputCall[2];
-  /// Rank 0's arena store decision (ArenaStoreChoice::decision), written
-  /// before inputSeq publishes a round of the direct all-reduce.
-  std::atomic<uint64_t> arenaStores;
+  /// Rank 0's arena store decisions (ArenaStoreChoice::decision) by slot
+  /// (arenaStoreSlot), written before inputSeq publishes a round.
+  std::atomic<uint64_t> arenaStores[3];
   alignas(64) std::atomic<uint64_t> outputSeq;
   SmallSlot small[2];  // by round parity
   // Single-copy rounds: the user buffers (addresses in this rank's process)
