@@ -43,6 +43,7 @@ trap 'rm -rf "$work"' EXIT
 report="$work/report.txt"
 
 ceiling="$("$loom_perf" --memcpy | awk '/^memcpy_GBps/ {print $2}')"
+round_trip() { "$loom_perf" --pingpong | awk '/^pingpong_us/ {print $2}'; }
 {
   echo "# Loom vs Open MPI: float sum all-reduce, sizes $min..$max, $iters iters ($warmup warmup)," \
     "best of $runs run(s) per side"
@@ -51,6 +52,8 @@ ceiling="$("$loom_perf" --memcpy | awk '/^memcpy_GBps/ {print $2}')"
   echo "#   because Open MPI allocates a message-sized temporary per call and glibc would"
   echo "#   mmap/munmap it on every call (page faults unrelated to communication)."
   echo "# memcpy ceiling (1 thread, 64 MiB): $ceiling GB/s"
+  echo "# cache-line round trip between two processes: $(round_trip) us at the start" \
+    "(on a VM it moves with where the vCPUs sit; docs/performance.md, Arena stores)"
 } | tee "$report"
 
 common=(allreduce -b "$min" -e "$max" -f 2 -n "$iters" -w "$warmup" -d float -o sum -c 1)
@@ -112,6 +115,7 @@ for n in $ranks; do
     status=1
   fi
 done
+echo "# cache-line round trip between two processes: $(round_trip) us at the end" | tee -a "$report"
 
 if [[ -n "$csv_dir" ]]; then
   mkdir -p "$csv_dir"

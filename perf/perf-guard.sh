@@ -54,6 +54,10 @@ measure() {
 
 echo "# perf-guard: float sum all-reduce, best of $runs runs per side, $(nproc) cores, $(date -u +%F)"
 echo "# limits: 8 B time <= 3.0x MPI; 1 MiB and 16 MiB busbw >= 0.7x MPI"
+# Where the two cores sit relative to each other moves every figure below (on a
+# VM it changes by the minute: docs/performance.md, Arena stores).
+round_trip() { "$loom_perf" --pingpong | awk '/^pingpong_us/ {print $2}'; }
+echo "# cache-line round trip between two processes: $(round_trip) us"
 status=0
 
 # round n r: `runs` runs per side of both size sets, the CSVs kept for judge.
@@ -105,7 +109,7 @@ judge() {
 for n in $ranks; do
   round "$n" 1 || status=1
   echo
-  echo "# $n ranks"
+  echo "# $n ranks (round trip now $(round_trip) us)"
   if ! judge "$n" && [[ $status -eq 0 ]]; then
     # A busy moment on a small VM can slow every run of one side: a ratio
     # beyond the limits gets a second round, and the verdict takes the best of

@@ -2,6 +2,7 @@
 //   loomrun -n 4 loom_perf allreduce -b 8 -e 256M -f 2     (one process per rank)
 //   loom_perf allgather -t 4 -e 64M                          (4 ranks as threads)
 //   loom_perf --memcpy                                       (memcpy ceiling)
+//   loom_perf --pingpong                                     (core-to-core round trip)
 // Installed also under nccl-tests' names (all_reduce_perf, ...), which imply
 // the collective: `mpirun -np 8 all_reduce_perf -b 8 -e 8G -f 2 -g 1` runs as is.
 #include <loom/loom.h>
@@ -19,6 +20,7 @@
 #include "device_memory.h"
 #include "loom_backend.h"
 #include "memcpy_bw.h"
+#include "pingpong.h"
 #include "tools/stack_dump/stack_dump.h"
 
 namespace {
@@ -133,12 +135,16 @@ int main(int argc, char** argv) {      // NOLINT(bugprone-exception-escape)
                  "float data (results are lossy, so -c is turned off)")
       ->capture_default_str();
   app.add_flag("--memcpy", memcpyMode, "measure single-thread memcpy GB/s (64 MiB) and exit");
+  bool pingPongMode = false;
+  app.add_flag("--pingpong", pingPongMode,
+               "measure the cache-line round trip between two processes (us) and exit");
   bool deviceBuffers = false;
   app.add_flag("--device", deviceBuffers,
                "run on CUDA device buffers (device 0; filled and checked through host copies)");
   CLI11_PARSE(app, argc, argv);
 
   if (memcpyMode) return perf::runMemcpyBandwidth();
+  if (pingPongMode) return perf::runPingPong();
   if (const std::string implied = collectiveOfProgram(argv[0]); !implied.empty()) {
     if (!options.collective.empty() && options.collective != implied) {
       std::fprintf(stderr, "loom_perf: %s runs %s, not %s\n", argv[0], implied.c_str(),

@@ -26,4 +26,7 @@ else
   echo "mpirun not installed: OpenMPI launch path not tested" >&2
   exit 77
 fi
+# The core-to-core round trip the perf scripts print: a positive number of microseconds.
+timeout 60 "$BUILD/perf/loom_perf" --pingpong | awk '/^pingpong_us/ { found = 1; if ($2 + 0 <= 0) exit 1 }
+  END { exit found ? 0 : 1 }' || { echo "loom_perf --pingpong printed no round trip" >&2; exit 1; }
 echo "perf_check_test: all collectives correct"
