@@ -9,7 +9,7 @@ int ArenaStoreChoice::sizeClass(size_t bytes) {
   return std::min(static_cast<int>(std::bit_width(bytes)), kSizeClasses - 1);
 }
 
-bool ArenaStoreChoice::streams(size_t bytes, uint64_t round) const {
+bool ArenaStoreChoice::streams(size_t bytes) {
   switch (setting_) {
     case ArenaStores::Cached:
       return false;
@@ -19,6 +19,7 @@ bool ArenaStoreChoice::streams(size_t bytes, uint64_t round) const {
       break;
   }
   const int c = sizeClass(bytes);
+  const uint64_t round = asked_[c]++;
   if ((adopted_ >> (32 + c) & 1U) != 0) return round % 2 == 1;
   const bool preferred = (adopted_ >> c & 1U) != 0;
   const bool exploring = round % kExplorePeriod == kExplorePeriod - 1;

@@ -72,8 +72,11 @@ class ArenaStoreChoice {
 
   explicit ArenaStoreChoice(ArenaStores setting = ArenaStores::Auto) : setting_(setting) {}
 
-  /// Whether round `round` of `bytes` streams, by the adopted decision.
-  bool streams(size_t bytes, uint64_t round) const;
+  /// Whether the next round of `bytes` streams, by the adopted decision.
+  /// Every rank calls it once per round of the collective, in the same order,
+  /// so the rounds it counts per size class (which pick the warm-up
+  /// alternation and the exploring rounds) are the same on every rank.
+  bool streams(size_t bytes);
 
   /// Leader: a round of `bytes` written with `streaming` stores took `nanos`.
   void record(size_t bytes, bool streaming, uint64_t nanos);
@@ -95,6 +98,10 @@ class ArenaStoreChoice {
   ArenaStores setting_;
   uint64_t adopted_ = 0;
   uint64_t decision_ = kAllWarming;  // kept up to date by record()
+  /// Rounds asked for by size class: a class's own count, not the global
+  /// round number, so a class whose rounds all fall on one parity still
+  /// alternates and explores.
+  std::array<uint64_t, kSizeClasses> asked_{};
   /// By size class and [streaming]: cost in ns per byte, and rounds measured.
   std::array<std::array<double, 2>, kSizeClasses> cost_{};
   std::array<std::array<int, 2>, kSizeClasses> rounds_{};

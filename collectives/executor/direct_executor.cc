@@ -210,12 +210,13 @@ void DirectExecutor::reduceAll(char* out, size_t at, size_t count, const ReduceC
 }
 
 static_assert(std::extent_v<decltype(SegmentHeader::arenaStores)> == kArenaStoreSlots);
+static_assert(std::extent_v<decltype(SegmentHeader::arenaStores), 1> == 2);
 
 DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes) const {
   ArenaRound round;
-  const ArenaStoreChoice* choice = options_.arenaStores;
+  ArenaStoreChoice* choice = options_.arenaStores;
   if (choice == nullptr) return round;
-  round.streaming = choice->streams(bytes, round_);
+  round.streaming = choice->streams(bytes);
   round.timed = rank_ == 0 && choice->setting() == ArenaStores::Auto;
   if (round.timed) round.started = std::chrono::steady_clock::now();
   return round;
@@ -231,7 +232,7 @@ void DirectExecutor::copyIn(const ArenaRound& round, char* to, const char* from,
 
 void DirectExecutor::publishStoreDecision(const ArenaRound& round) {
   if (!round.timed) return;
-  arenas_[rank_].header->arenaStores[options_.arenaStoreSlot].store(
+  arenas_[rank_].header->arenaStores[options_.arenaStoreSlot][round_ & 1].store(
       options_.arenaStores->decision(), std::memory_order_relaxed);
 }
 
@@ -240,7 +241,8 @@ void DirectExecutor::adoptStoreDecision() {
   // after the decision; every rank adopts the same one, from its next round.
   if (options_.arenaStores == nullptr) return;
   options_.arenaStores->adopt(
-      arenas_[0].header->arenaStores[options_.arenaStoreSlot].load(std::memory_order_relaxed));
+      arenas_[0].header->arenaStores[options_.arenaStoreSlot][round_ & 1].load(
+          std::memory_order_relaxed));
 }
 
 void DirectExecutor::finishArenaRound(const ArenaRound& round, size_t bytes) {

@@ -1,5 +1,6 @@
 #include "pingpong.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -24,21 +25,31 @@ struct Lines {
 
 constexpr uint64_t kTrips = 100000;
 constexpr int kBatches = 5;
+/// Trips stop once this much time has gone (two processes on one core make
+/// every trip a context switch); the best batch so far, even a partial one,
+/// is the answer.
+constexpr std::chrono::seconds kBudget{3};
 
-/// Waits until `line` reaches `value`. Every few million polls it asks
-/// `otherSideGone` (a system call, so not on every poll) and gives up when the
-/// other process is gone or 10 s have passed: no wait here outlives its peer.
+/// Waits until `line` reaches `value`. A wait that lasts yields the core
+/// (the other process may share it), and every few thousand polls asks
+/// `otherSideGone` and the clock, giving up when the other process is gone or
+/// 10 s have passed: no wait here outlives its peer.
 template <typename Gone>
 bool waitFor(const std::atomic<uint64_t>& line, uint64_t value, Gone otherSideGone) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  constexpr uint64_t kSpins = 256;
+  std::chrono::steady_clock::time_point deadline{};
   for (uint64_t polls = 1; line.load(std::memory_order_acquire) < value; ++polls) {
+    if (polls < kSpins) {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
+      __builtin_ia32_pause();
 #endif
-    if (polls % (uint64_t{1} << 22) == 0 &&
-        (otherSideGone() || std::chrono::steady_clock::now() > deadline)) {
-      return false;
+      continue;
     }
+    sched_yield();
+    if (polls % kSpins != 0) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (polls == kSpins) deadline = now + std::chrono::seconds(10);
+    if (otherSideGone() || now > deadline) return false;
   }
   return true;
 }
@@ -68,28 +79,45 @@ int runPingPong() {
     _exit(0);
   }
   int status = 0;
-  const auto childGone = [&] { return waitpid(child, &status, WNOHANG) == child; };
+  bool reaped = false;
+  const auto childGone = [&] {
+    reaped = reaped || waitpid(child, &status, WNOHANG) == child;
+    return reaped;
+  };
+  // Ends the child whatever it is doing (done, waiting for pings that will
+  // not come) and reaps it once.
+  const auto endChild = [&] {
+    if (reaped) return;
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    reaped = true;
+  };
   double best = 1e9;
   uint64_t sent = 0;
-  for (int b = 0; b < kBatches; ++b) {
+  int batches = 0;
+  const auto began = std::chrono::steady_clock::now();
+  bool overBudget = false;
+  while (batches < kBatches && !overBudget) {
     const auto start = std::chrono::steady_clock::now();
-    for (uint64_t i = 0; i < kTrips; ++i) {
+    uint64_t trips = 0;
+    for (; trips < kTrips && !overBudget; ++trips) {
+      if (trips % 1024 == 1023) overBudget = std::chrono::steady_clock::now() - began > kBudget;
       lines->ping.store(++sent, std::memory_order_release);
       if (!waitFor(lines->pong, sent, childGone)) {
         std::fprintf(stderr, "loom_perf: the ping-pong child stopped answering\n");
-        kill(child, SIGKILL);
-        waitpid(child, &status, 0);
+        endChild();
+        munmap(shared, sizeof(Lines));
         return 1;
       }
     }
     const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - start;
-    best = std::min(best, us.count() / kTrips);
+    best = std::min(best, us.count() / static_cast<double>(trips));
+    ++batches;
   }
-  waitpid(child, &status, 0);
+  endChild();
   munmap(shared, sizeof(Lines));
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
-  std::printf("# cache-line round trip between two processes, best of %d x %llu: %.3f us\n",
-              kBatches, static_cast<unsigned long long>(kTrips), best);
+  std::printf("# cache-line round trip between two processes, best of %d batch(es): %.3f us\n",
+              batches, best);
   std::printf("pingpong_us %.3f\n", best);
   return 0;
 }

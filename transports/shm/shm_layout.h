@@ -16,7 +16,7 @@
 
 namespace loom {
 
-inline constexpr uint64_t kShmMagic = 0x4c4f4f4d53484d31ULL;  // "LOOMSHM1"
+inline constexpr uint64_t kShmMagic = 0x4c4f4f4d53484d32ULL;  // "LOOMSHM2"
 inline constexpr int kMaxShmSlots = 16;
 
 /// A message small enough to share one cache line with its round number: a
@@ -70,8 +70,11 @@ struct alignas(64) SegmentHeader {
   /// written before inputSeq publishes the round (same cache line).
   uint64_t inputCall[2];
   /// Rank 0's arena store decisions (ArenaStoreChoice::decision) by slot
-  /// (arenaStoreSlot), written before inputSeq publishes a round.
-  std::atomic<uint64_t> arenaStores[3];
+  /// (arenaStoreSlot) and round parity, written before inputSeq publishes the
+  /// round: by parity, so that a peer still reading round s's word cannot
+  /// find round s+1's there (rank 0 starts round s+2 only after every rank
+  /// published round s+1, which each does after reading).
+  alignas(64) std::atomic<uint64_t> arenaStores[3][2];
   alignas(64) std::atomic<uint64_t> outputSeq;
   SmallSlot small[2];  // by round parity
   // Single-copy rounds: the user buffers (addresses in this rank's process)
