@@ -51,17 +51,19 @@ constexpr int arenaStoreSlot(Collective collective) {
   }
 }
 
-/// One collective's choice on one communicator, the same on every rank. Rank 0 (the leader)
-/// times whole rounds, which include the waits for the peers and so the
-/// effect of everybody's stores, and publishes its decision with its input;
-/// every rank adopts it from its next round. Each round size class (powers of
-/// two) is judged on its own. A class starts by alternating the two kinds
-/// until each has kWarmRounds measured rounds after its first (which also
-/// pays for cold caches and fresh pages), keeping each kind's fastest. From then on
-/// every kExplorePeriod-th round uses the kind not preferred, on every rank
-/// alike, so both stay measured as the machine changes; the preferred kind's
-/// cost is a moving average of its rounds, the other's its latest round, and
-/// the other takes over once it is faster by more than kSwitchMargin.
+/// One collective's choice on one communicator, the same on every rank.
+/// Rank 0 (the leader) times whole rounds, which include the waits for the
+/// peers and so the effect of everybody's stores, and publishes its decision
+/// with its input; every rank adopts it from its next round. Each round size
+/// class (powers of two) is judged on its own and counts its own rounds. A
+/// class starts by alternating the two kinds until each has kWarmRounds
+/// measured rounds after its first (which also pays for cold caches and
+/// fresh pages), keeping each kind's fastest. From then on every
+/// kExplorePeriod-th round of the class uses the kind not preferred, on every
+/// rank alike, so both stay measured as the machine changes; the preferred
+/// kind's cost is a moving average of its rounds, the other's its latest
+/// round, and the other takes over once it is faster by more than
+/// kSwitchMargin.
 class ArenaStoreChoice {
  public:
   static constexpr uint64_t kExplorePeriod = 64;
