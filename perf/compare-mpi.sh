@@ -43,7 +43,6 @@ trap 'rm -rf "$work"' EXIT
 report="$work/report.txt"
 
 ceiling="$("$loom_perf" --memcpy | awk '/^memcpy_GBps/ {print $2}')"
-round_trip() { "$loom_perf" --pingpong | awk '/^pingpong_us/ {print $2}'; }
 {
   echo "# Loom vs Open MPI: float sum all-reduce, sizes $min..$max, $iters iters ($warmup warmup)," \
     "best of $runs run(s) per side"

@@ -21,3 +21,8 @@ perf_binaries() {
 # munmap it on every large call (page faults that have nothing to do with
 # communication). These tunables keep it in the heap: MPI at its best.
 mpi_tunables="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184"
+
+# round_trip: microseconds a cache line takes between two processes and back
+# (loom_perf --pingpong). On a VM it moves with where the vCPUs sit, and with
+# it every figure (docs/performance.md, Arena stores). Needs perf_binaries.
+round_trip() { "$loom_perf" --pingpong | awk '/^pingpong_us/ {print $2}'; }

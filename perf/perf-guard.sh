@@ -55,8 +55,7 @@ measure() {
 echo "# perf-guard: float sum all-reduce, best of $runs runs per side, $(nproc) cores, $(date -u +%F)"
 echo "# limits: 8 B time <= 3.0x MPI; 1 MiB and 16 MiB busbw >= 0.7x MPI"
 # Where the two cores sit relative to each other moves every figure below (on a
-# VM it changes by the minute: docs/performance.md, Arena stores).
-round_trip() { "$loom_perf" --pingpong | awk '/^pingpong_us/ {print $2}'; }
+# VM it changes by the minute).
 echo "# cache-line round trip between two processes: $(round_trip) us"
 status=0
 

@@ -95,17 +95,17 @@ void reduceAlone(const char* in, char* out, size_t count, size_t es, const Reduc
   if (rc.finalize != nullptr) rc.finalize(out, count, 1);
 }
 
-// Results from LOOM_NONTEMPORAL_MIN (16 MiB) leave the arena with stores that
-// bypass the cache. With their input they outgrow L3, so the caller reads
-// them from memory anyway, and a plain store would first read each line in.
-// Two ranks, best of four or five alternated runs, bus bandwidth: all-reduce
-// out of place 1.1-1.2x at 16 and 32 MiB, 1.0-1.1x at 64 MiB (at 8 MiB the
-// runs disagreed, 0.93-1.16x); all-gather 1.1-1.4x and broadcast 1.1-1.3x
-// from 16 to 64 MiB. Where the result overwrites an input whose lines were
-// just read (an all-reduce in place, a rank's own block of an all-gather in
+// Copies with stores that bypass the cache where `streaming`: a rank's
+// writes into its arena where the store choice says so (arena_stores.h), and
+// results. Results from LOOM_NONTEMPORAL_MIN (16 MiB) leave the arena so. With their input they
+// outgrow L3, so the caller reads them from memory anyway, and a plain store would first read each
+// line in. Two ranks, best of four or five alternated runs, bus bandwidth: all-reduce out of
+// place 1.1-1.2x at 16 and 32 MiB, 1.0-1.1x at 64 MiB (at 8 MiB the runs disagreed, 0.93-1.16x);
+// all-gather 1.1-1.4x and broadcast 1.1-1.3x from 16 to 64 MiB. Where the result overwrites an
+// input whose lines were just read (an all-reduce in place, a rank's own block of an all-gather in
 // place) they sit in cache, and bypassing it cost 20 %.
-void copyResult(char* to, const char* from, size_t bytes, bool nonTemporal) {
-  if (nonTemporal) {
+void copyBytes(char* to, const char* from, size_t bytes, bool streaming) {
+  if (streaming) {
     copyNonTemporal(to, from, bytes);
   } else {
     std::memcpy(to, from, bytes);
@@ -212,7 +212,7 @@ void DirectExecutor::reduceAll(char* out, size_t at, size_t count, const ReduceC
 static_assert(std::extent_v<decltype(SegmentHeader::arenaStores)> == kArenaStoreSlots);
 static_assert(std::extent_v<decltype(SegmentHeader::arenaStores), 1> == 2);
 
-DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes) const {
+DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes) {
   ArenaRound round;
   ArenaStoreChoice* choice = options_.arenaStores;
   if (choice == nullptr) return round;
@@ -220,14 +220,6 @@ DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes) const {
   round.timed = rank_ == 0 && choice->setting() == ArenaStores::Auto;
   if (round.timed) round.started = std::chrono::steady_clock::now();
   return round;
-}
-
-void DirectExecutor::copyIn(const ArenaRound& round, char* to, const char* from, size_t bytes) {
-  if (round.streaming) {
-    copyNonTemporal(to, from, bytes);
-  } else if (bytes > 0) {
-    std::memcpy(to, from, bytes);
-  }
 }
 
 void DirectExecutor::publishStoreDecision(const ArenaRound& round) {
@@ -335,8 +327,9 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     const size_t shardOffset = chunkOffset(n, nranks_, rank_);
     const size_t shardCount = chunkSize(n, nranks_, rank_);
     const size_t after = (shardOffset + shardCount) * es;
-    copyIn(stores, arenas_[rank_].input[p], in + done * es, shardOffset * es);
-    copyIn(stores, arenas_[rank_].input[p] + after, in + done * es + after, bytes - after);
+    copyBytes(arenas_[rank_].input[p], in + done * es, shardOffset * es, stores.streaming);
+    copyBytes(arenas_[rank_].input[p] + after, in + done * es + after, bytes - after,
+              stores.streaming);
     bytesSent_ += bytes - shardCount * es;
     publishStoreDecision(stores);
     publishInput();
@@ -356,8 +349,8 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     waitAllOutputs();
     for (int r = 0; r < nranks_; ++r) {
       const size_t off = chunkOffset(n, nranks_, r) * es;
-      copyResult(out + done * es + off, arenas_[r].output[p] + off, chunkSize(n, nranks_, r) * es,
-                 nonTemporal);
+      copyBytes(out + done * es + off, arenas_[r].output[p] + off, chunkSize(n, nranks_, r) * es,
+                nonTemporal);
     }
     finishArenaRound(stores, bytes);
   }
@@ -382,15 +375,15 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();
     const ArenaRound stores = startArenaRound(n * es);
-    copyIn(stores, arenas_[rank_].input[p], in + done * es, n * es);
+    copyBytes(arenas_[rank_].input[p], in + done * es, n * es, stores.streaming);
     bytesSent_ += n * es;
     publishStoreDecision(stores);
     publishInput();
     waitAllInputs();
     adoptStoreDecision();
     for (int r = 0; r < nranks_; ++r) {
-      copyResult(out + (static_cast<size_t>(r) * count + done) * es, arenas_[r].input[p], n * es,
-                 nonTemporal && !(inPlace && r == rank_));
+      copyBytes(out + (static_cast<size_t>(r) * count + done) * es, arenas_[r].input[p], n * es,
+                nonTemporal && !(inPlace && r == rank_));
     }
     finishArenaRound(stores, n * es);
   }
@@ -418,8 +411,8 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
     const ArenaRound stores = startArenaRound(roundBytes);
     for (int r = 0; r < nranks_; ++r) {
       if (r == rank_ && readOwnInPlace) continue;
-      copyIn(stores, arenas_[rank_].input[p] + static_cast<size_t>(r) * n * es,
-             in + (static_cast<size_t>(r) * recvCount + done) * es, n * es);
+      copyBytes(arenas_[rank_].input[p] + static_cast<size_t>(r) * n * es,
+                in + (static_cast<size_t>(r) * recvCount + done) * es, n * es, stores.streaming);
     }
     bytesSent_ += static_cast<uint64_t>(nranks_ - 1) * n * es;  // its own block stays
     publishStoreDecision(stores);
@@ -452,7 +445,7 @@ void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t e
     publishInput();
     if (rank_ != root) {
       waitInput(root);
-      copyResult(out + done * es, arenas_[root].input[p], n * es, nonTemporal);
+      copyBytes(out + done * es, arenas_[root].input[p], n * es, nonTemporal);
     }
   }
 }

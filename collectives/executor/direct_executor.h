@@ -134,9 +134,8 @@ class DirectExecutor {
     bool timed = false;
     std::chrono::steady_clock::time_point started;
   };
-  ArenaRound startArenaRound(size_t bytes) const;
-  /// Copies into this rank's arena with the round's stores.
-  static void copyIn(const ArenaRound& round, char* to, const char* from, size_t bytes);
+  /// Counts a round of the collective's choice (arena_stores.h).
+  ArenaRound startArenaRound(size_t bytes);
   /// Rank 0: its decision travels with its input (before publishInput).
   void publishStoreDecision(const ArenaRound& round);
   /// Every rank, once rank 0's input of this round is seen: its decision.
