@@ -11,6 +11,19 @@
 namespace loom {
 
 void copyNonTemporal(void* dst, const void* src, size_t bytes) {
+  streamNonTemporal(dst, src, bytes);
+  // Streaming stores are weakly ordered: a peer told "done" after this must
+  // see them.
+  fenceNonTemporal();
+}
+
+void fenceNonTemporal() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
+
+void streamNonTemporal(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;  // the pointers may be null then
 #if defined(__x86_64__)
   auto* to = static_cast<char*>(dst);
@@ -36,9 +49,6 @@ void copyNonTemporal(void* dst, const void* src, size_t bytes) {
     _mm_stream_si128(d + 3, e);
   }
   std::memcpy(to + body, from + body, bytes - body);
-  // Streaming stores are weakly ordered: a peer told "done" after this must
-  // see them.
-  _mm_sfence();
 #else
   std::memcpy(dst, src, bytes);
 #endif

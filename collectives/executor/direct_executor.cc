@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "collectives/algorithms.h"
+#include "collectives/executor/streamed_reduce.h"
 #include "core/error.h"
 #include "math/nontemporal_copy.h"
 
@@ -246,16 +247,9 @@ void DirectExecutor::finishArenaRound(const ArenaRound& round, size_t bytes) {
 
 void DirectExecutor::reduceAllStreaming(char* out, size_t at, size_t count, size_t es,
                                         const ReduceContext& rc, int parity, const char* own) {
-  // 16 KiB at a time: reduced into L1 with the ordinary kernels, then
-  // streamed out, so no kernel needs a streaming twin.
-  constexpr size_t kBlockBytes = size_t{16} << 10;
-  alignas(64) char block[kBlockBytes];
-  const size_t perBlock = kBlockBytes / es;
-  for (size_t done = 0; done < count; done += perBlock) {
-    const size_t n = std::min(perBlock, count - done);
-    reduceAll(block, at + done * es, n, rc, parity, own == nullptr ? nullptr : own + done * es);
-    copyNonTemporal(out + done * es, block, n * es);
-  }
+  reduceStreamed(out, count, es, [&](char* block, size_t first, size_t n) {
+    reduceAll(block, at + first * es, n, rc, parity, own == nullptr ? nullptr : own + first * es);
+  });
 }
 
 void DirectExecutor::allReduceSmall(const char* in, char* out, size_t count, size_t es,

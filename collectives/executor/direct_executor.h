@@ -182,6 +182,13 @@ class DirectExecutor {
   /// rank's own input at that place.
   void reduceExposed(char* to, const char* mine, size_t from, size_t count, size_t es,
                      const ReduceContext& rc);
+  /// Whether this single-copy all-reduce is the two-rank case where each rank
+  /// sums the whole message itself: both ranks out of place, reading each
+  /// other by pointer. Decided from the exposed buffers, so alike on both.
+  /// It reads two bytes and streams one per byte, and never reads a line the
+  /// peer has just written, which the shards' gather does across cores.
+  bool sumsWholeMessage(size_t bytes) const;
+  void sumWholeMessage(const char* in, char* out, size_t count, size_t es, const ReduceContext& rc);
   void singleCopyAllReduce(const char* in, char* out, size_t count, size_t es,
                            const ReduceContext& rc);
   void singleCopyAllGather(const char* in, char* out, size_t count, size_t es);

@@ -37,6 +37,10 @@ enum class Variant {
   /// The same threshold without cross-memory attach (the default): processes
   /// use the arena (threads of one process still read in place).
   SingleCopyNoCma,
+  /// Single-copy and streaming results from 4000 B: two ranks out of place
+  /// each sum the whole message themselves (direct_single_copy.cc); in place
+  /// and below the threshold they take shards.
+  WholeSum,
   /// Three link sets per peer (tcp), pieces of any size, small slots: the
   /// ring all-reduce, all-gather and reduce-scatter run as three independent
   /// rings, every other collective on channel 0 beside them.
@@ -68,6 +72,8 @@ std::string variantName(Variant v) {
       return "_singlecopy";
     case Variant::SingleCopyNoCma:
       return "_singlecopy_nocma";
+    case Variant::WholeSum:
+      return "_wholesum";
     case Variant::Channels:
       return "_channels";
   }
@@ -96,6 +102,8 @@ std::vector<std::pair<std::string, std::string>> variantEnv(Variant v) {
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_CMA", "1"}};
     case Variant::SingleCopyNoCma:
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_CMA", "0"}};
+    case Variant::WholeSum:
+      return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_NONTEMPORAL_MIN", "4000"}};
     case Variant::Channels:
       return {{"LOOM_ALGO", "ring"},
               {"LOOM_NCHANNELS", "3"},
@@ -243,6 +251,12 @@ INSTANTIATE_TEST_SUITE_P(SingleCopyThreads, Collectives,
 INSTANTIATE_TEST_SUITE_P(SingleCopyProcesses, Collectives,
                          testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {2, 3, 4},
                                                    kDirectCapable, Variant::SingleCopy,
+                                                   Scope::Full)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(WholeSumThreads, Collectives,
+                         testing::ValuesIn(configs(Launch::Threads, Transport::Shm, {2, 3},
+                                                   {Coll::AllReduce}, Variant::WholeSum,
                                                    Scope::Full)),
                          configName);
 

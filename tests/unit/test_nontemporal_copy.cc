@@ -51,5 +51,20 @@ TEST(NonTemporalCopy, CopiesALargeBufferWhole) {
   EXPECT_TRUE(std::equal(src.begin(), src.end(), dst.begin() + 3));
 }
 
+TEST(NonTemporalCopy, UnfencedBlocksThenOneFenceCopyTheWhole) {
+  // As reduceStreamed uses them: 4 KiB blocks out of one buffer, odd tail,
+  // a destination off 16-byte alignment, one fence at the end.
+  const size_t bytes = 3 * 4096 + 1001;
+  const auto src = pattern(bytes, 5);
+  std::vector<uint8_t> dst(bytes + 5, 0x3C);
+  for (size_t first = 0; first < bytes; first += 4096) {
+    streamNonTemporal(dst.data() + 5 + first, src.data() + first,
+                      std::min<size_t>(4096, bytes - first));
+  }
+  fenceNonTemporal();
+  EXPECT_EQ(dst[4], 0x3C);
+  EXPECT_TRUE(std::equal(src.begin(), src.end(), dst.begin() + 5));
+}
+
 }  // namespace
 }  // namespace loom
