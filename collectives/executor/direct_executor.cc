@@ -68,9 +68,9 @@ void waitFor(Waiter& waiter, Ready ready, int rank, uint64_t round, const char* 
 }  // namespace
 
 template <typename Round>
-void DirectExecutor::runSingleCopy(Round round) {
+bool DirectExecutor::runSingleCopy(Round round) {
   try {
-    round();
+    return round();
   } catch (...) {
     withdrawBuffers();
     throw;
@@ -295,10 +295,9 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     allReduceSmall(in, out, count, es, rc);
     return;
   }
-  if (singleCopy(count * es)) {
-    runSingleCopy([&] { singleCopyAllReduce(in, out, count, es, rc); });
+  if (singleCopy(count * es) &&
+      runSingleCopy([&] { return singleCopyAllReduce(in, out, count, es, rc); }))
     return;
-  }
   const size_t perRound = arenaBytes_ / es;
   const bool nonTemporal =
       count * es >= options_.nonTemporalMinBytes && !overlaps(in, out, count * es);
@@ -356,10 +355,9 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
     if (in != out) std::memmove(out, in, count * es);
     return;
   }
-  if (singleCopy(count * es)) {
-    runSingleCopy([&] { singleCopyAllGather(in, out, count, es); });
+  if (singleCopy(count * es) &&
+      runSingleCopy([&] { return singleCopyAllGather(in, out, count, es); }))
     return;
-  }
   // As for all-reduce: past the cache from LOOM_NONTEMPORAL_MIN of output,
   // except this rank's own block in place, whose lines were just read.
   const bool nonTemporal =
@@ -389,10 +387,9 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
     reduceAlone(in, out, recvCount, es, rc);
     return;
   }
-  if (singleCopy(recvCount * es)) {
-    runSingleCopy([&] { singleCopyReduceScatter(in, out, recvCount, es, rc); });
+  if (singleCopy(recvCount * es) &&
+      runSingleCopy([&] { return singleCopyReduceScatter(in, out, recvCount, es, rc); }))
     return;
-  }
   const size_t perRound = std::max<size_t>(1, arenaBytes_ / es / nranks_);
   const char* ownBlock = in + static_cast<size_t>(rank_) * recvCount * es;
   // Out of place, this rank's own block is read from `in` where it is; in
@@ -422,10 +419,9 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
 void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t es, int root) {
   if (rank_ == root && in != out) std::memmove(out, in, count * es);
   if (nranks_ == 1) return;
-  if (singleCopy(count * es)) {
-    runSingleCopy([&] { singleCopyBroadcast(out, count, es, root); });
+  if (singleCopy(count * es) &&
+      runSingleCopy([&] { return singleCopyBroadcast(out, count, es, root); }))
     return;
-  }
   const size_t perRound = arenaBytes_ / es;
   // The others' results past the cache from LOOM_NONTEMPORAL_MIN, as for all-reduce.
   const bool nonTemporal = count * es >= options_.nonTemporalMinBytes;
@@ -450,10 +446,9 @@ void DirectExecutor::reduce(const char* in, char* out, size_t count, size_t es,
     reduceAlone(in, out, count, es, rc);
     return;
   }
-  if (singleCopy(count * es)) {
-    runSingleCopy([&] { singleCopyReduce(in, out, count, es, rc, root); });
+  if (singleCopy(count * es) &&
+      runSingleCopy([&] { return singleCopyReduce(in, out, count, es, rc, root); }))
     return;
-  }
   const size_t perRound = arenaBytes_ / es;
   // The root reads its own input where it is, unless the reduction into `out`
   // would overwrite it first (in place).

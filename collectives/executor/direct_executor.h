@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "collectives/executor/arena_stores.h"
 #include "collectives/executor/step_executor.h"
@@ -76,6 +77,16 @@ struct DirectOptions {
   /// single-copy when `peers` can read every rank; others use the arena.
   size_t singleCopyMinBytes = SIZE_MAX;
   const PeerMemory* peers = nullptr;
+  /// Whether every rank reads every peer's buffers whatever they are
+  /// (threads, or cross-memory attach everywhere). If not, a single-copy
+  /// round goes ahead only where the buffers that ranks in other processes
+  /// read lie in loomMemAlloc allocations (their files below), which every
+  /// rank learns from the others' exposure; else all take the arena.
+  bool peersReadable = true;
+  /// This rank's buffers' places in loomMemAlloc allocations registered with
+  /// the communicator (invalid where they are not).
+  SharedFileRef inputFile;
+  SharedFileRef outputFile;
   /// Scratch for single-copy reductions: at least 2 * kSingleCopyBlockBytes.
   std::span<char> scratch;
   /// How the arena rounds are written (arena_stores.h): the communicator's
@@ -153,8 +164,26 @@ class DirectExecutor {
   const void* ownerToken(int r) const;
   void announcePublished() const;
   void announceSeen() const;
-  /// Starts a round that exposes `in` and `out` and waits until every rank did.
-  void exposeBuffers(const char* in, const char* out);
+  /// What a single-copy round shows its peers: the buffers they read, in
+  /// this process's addresses and as places in shared files.
+  struct Exposure {
+    const char* in;
+    size_t inBytes;
+    SharedFileRef inFile;
+    const char* out;
+    size_t outBytes;
+    SharedFileRef outFile;
+    bool peersReadOutput;  ///< all-reduce's shards: peers read outputs too
+  };
+  /// Starts a round that exposes the buffers and waits until every rank did;
+  /// false if some rank cannot read what it needs (options_.peersReadable).
+  bool exposeBuffers(const Exposure& exposure);
+  /// Whether every rank can read rank r's exposed input (output) without
+  /// cross-memory attach: it is a shared file, or all ranks share r's process.
+  bool readableInPlace(int r, bool output) const;
+  /// Rank r's exposed input (output) as an address here, or nullptr where it
+  /// is read with cross-memory attach.
+  const char* localView(int r, bool output, size_t bytes) const;
   /// Ends it: this rank read its last; returns once every rank did, so no
   /// peer reads this rank's buffers after the call returns.
   void releaseBuffers();
@@ -168,9 +197,10 @@ class DirectExecutor {
   void endPointerReads(int only) const noexcept;
   bool readsByPointer(int r, int only) const;
   class PointerReads;
-  /// Runs a single-copy round; withdraws this rank's buffers if it throws.
+  /// Runs a single-copy round (false: it found the buffers unreadable and
+  /// did nothing, so the arena runs); withdraws this rank's buffers if it throws.
   template <typename Round>
-  void runSingleCopy(Round round);
+  bool runSingleCopy(Round round);
   /// Wait until every rank published `seq` >= this round.
   void waitAll(std::atomic<uint64_t> SegmentHeader::*seq, const char* what);
   /// `bytes` of rank r's exposed input (or output) at byte `offset`.
@@ -189,13 +219,13 @@ class DirectExecutor {
   /// peer has just written, which the shards' gather does across cores.
   bool sumsWholeMessage(size_t bytes) const;
   void sumWholeMessage(const char* in, char* out, size_t count, size_t es, const ReduceContext& rc);
-  void singleCopyAllReduce(const char* in, char* out, size_t count, size_t es,
+  bool singleCopyAllReduce(const char* in, char* out, size_t count, size_t es,
                            const ReduceContext& rc);
-  void singleCopyAllGather(const char* in, char* out, size_t count, size_t es);
-  void singleCopyReduceScatter(const char* in, char* out, size_t recvCount, size_t es,
+  bool singleCopyAllGather(const char* in, char* out, size_t count, size_t es);
+  bool singleCopyReduceScatter(const char* in, char* out, size_t recvCount, size_t es,
                                const ReduceContext& rc);
-  void singleCopyBroadcast(char* out, size_t count, size_t es, int root);
-  void singleCopyReduce(const char* in, char* out, size_t count, size_t es, const ReduceContext& rc,
+  bool singleCopyBroadcast(char* out, size_t count, size_t es, int root);
+  bool singleCopyReduce(const char* in, char* out, size_t count, size_t es, const ReduceContext& rc,
                         int root);
 
   std::span<const ArenaView> arenas_;
@@ -207,6 +237,10 @@ class DirectExecutor {
   /// Not a copy, for the reason Waiter keeps its label by reference.
   const DirectOptions& options_;
   uint64_t bytesSent_ = 0;  // written into this rank's shared regions for peers
+  /// This single-copy round's peer buffers as addresses here, by rank
+  /// (localView); filled by exposeBuffers.
+  std::vector<const char*> peerInput_;
+  std::vector<const char*> peerOutput_;
 };
 
 }  // namespace loom

@@ -84,15 +84,52 @@ bool DirectExecutor::singleCopy(size_t bytes) const {
   return options_.peers != nullptr && bytes > 0 && bytes >= options_.singleCopyMinBytes;
 }
 
-void DirectExecutor::exposeBuffers(const char* in, const char* out) {
+bool DirectExecutor::exposeBuffers(const Exposure& exposure) {
   beginRound();
   SegmentHeader& mine = *arenas_[rank_].header;
-  mine.exposedInput = reinterpret_cast<uint64_t>(in);
-  mine.exposedOutput = reinterpret_cast<uint64_t>(out);
+  mine.exposedInput = reinterpret_cast<uint64_t>(exposure.in);
+  mine.exposedOutput = reinterpret_cast<uint64_t>(exposure.out);
+  mine.exposedInputFile = exposure.inFile;
+  mine.exposedOutputFile = exposure.outFile;
   announcePublished();
   publishInput();  // releases the addresses with the round number
   waitAllInputs();
   announceSeen();
+  if (!options_.peersReadable) {
+    for (int r = 0; r < nranks_; ++r) {
+      if (!readableInPlace(r, false) || (exposure.peersReadOutput && !readableInPlace(r, true))) {
+        // Every rank finds the same from the same headers: all take the arena.
+        return false;
+      }
+    }
+  }
+  peerInput_.assign(static_cast<size_t>(nranks_), nullptr);
+  peerOutput_.assign(static_cast<size_t>(nranks_), nullptr);
+  for (int r = 0; r < nranks_; ++r) {
+    peerInput_[static_cast<size_t>(r)] = localView(r, false, exposure.inBytes);
+    if (exposure.peersReadOutput) {
+      peerOutput_[static_cast<size_t>(r)] = localView(r, true, exposure.outBytes);
+    }
+  }
+  return true;
+}
+
+bool DirectExecutor::readableInPlace(int r, bool output) const {
+  const SegmentHeader& h = *arenas_[r].header;
+  if ((output ? h.exposedOutputFile : h.exposedInputFile).valid()) return true;
+  for (int q = 0; q < nranks_; ++q) {
+    if (q != r && !options_.peers->sameProcess(q, r)) return false;
+  }
+  return true;
+}
+
+const char* DirectExecutor::localView(int r, bool output, size_t bytes) const {
+  const SegmentHeader& h = *arenas_[r].header;
+  if (options_.peers->access(r) == PeerAccess::Pointer) {
+    return reinterpret_cast<const char*>(output ? h.exposedOutput : h.exposedInput);
+  }
+  const SharedFileRef& file = output ? h.exposedOutputFile : h.exposedInputFile;
+  return file.valid() ? options_.peers->mapShared(r, file, bytes) : nullptr;
 }
 
 void DirectExecutor::releaseBuffers() {
@@ -173,7 +210,11 @@ void DirectExecutor::endPointerReads(int only) const noexcept {
 }
 
 void DirectExecutor::readPeer(int r, bool output, size_t offset, char* to, size_t bytes) const {
-  const PointerReads reading(*this, r);
+  if (const char* local = (output ? peerOutput_ : peerInput_)[static_cast<size_t>(r)]) {
+    const PointerReads reading(*this, r);
+    std::memcpy(to, local + offset, bytes);
+    return;
+  }
   const SegmentHeader& h = *arenas_[r].header;
   options_.peers->read(r, (output ? h.exposedOutput : h.exposedInput) + offset, to, bytes);
 }
@@ -181,6 +222,9 @@ void DirectExecutor::readPeer(int r, bool output, size_t offset, char* to, size_
 const char* DirectExecutor::peerView(int r, bool output, size_t offset, size_t bytes, char* scratch,
                                      const char* mine) const {
   if (r == rank_) return mine;
+  if (const char* local = (output ? peerOutput_ : peerInput_)[static_cast<size_t>(r)]) {
+    return local + offset;
+  }
   const SegmentHeader& h = *arenas_[r].header;
   return options_.peers->view(r, (output ? h.exposedOutput : h.exposedInput) + offset, bytes,
                               scratch);
@@ -214,9 +258,9 @@ bool DirectExecutor::sumsWholeMessage(size_t bytes) const {
   // shards and their gather move half as much and are faster.
   if (nranks_ != 2 || bytes < options_.nonTemporalMinBytes) return false;
   for (int r = 0; r < nranks_; ++r) {
-    if (r != rank_ && options_.peers->access(r) != PeerAccess::Pointer) return false;
     const SegmentHeader& h = *arenas_[r].header;
-    if (overlaps(reinterpret_cast<const char*>(h.exposedInput),
+    if (!readableInPlace(r, false) ||
+        overlaps(reinterpret_cast<const char*>(h.exposedInput),
                  reinterpret_cast<const char*>(h.exposedOutput), bytes)) {
       return false;
     }
@@ -227,9 +271,7 @@ bool DirectExecutor::sumsWholeMessage(size_t bytes) const {
 void DirectExecutor::sumWholeMessage(const char* in, char* out, size_t count, size_t es,
                                      const ReduceContext& rc) {
   const PointerReads reading(*this, -1);
-  const char* const inputs[2] = {
-      rank_ == 0 ? in : reinterpret_cast<const char*>(arenas_[0].header->exposedInput),
-      rank_ == 1 ? in : reinterpret_cast<const char*>(arenas_[1].header->exposedInput)};
+  const char* const inputs[2] = {rank_ == 0 ? in : peerInput_[0], rank_ == 1 ? in : peerInput_[1]};
   reduceStreamed(out, count, es, [&](char* block, size_t first, size_t n) {
     rc.reduce(block, inputs[0] + first * es, inputs[1] + first * es, n);
     if (rc.finalize != nullptr) rc.finalize(block, n, rc.nranks);
@@ -237,13 +279,16 @@ void DirectExecutor::sumWholeMessage(const char* in, char* out, size_t count, si
   bytesSent_ += count * es;
 }
 
-void DirectExecutor::singleCopyAllReduce(const char* in, char* out, size_t count, size_t es,
+bool DirectExecutor::singleCopyAllReduce(const char* in, char* out, size_t count, size_t es,
                                          const ReduceContext& rc) {
-  exposeBuffers(in, out);
+  const size_t bytes = count * es;
+  if (!exposeBuffers({in, bytes, options_.inputFile, out, bytes, options_.outputFile, true})) {
+    return false;
+  }
   if (sumsWholeMessage(count * es)) {
     sumWholeMessage(in, out, count, es, rc);
     releaseBuffers();
-    return;
+    return true;
   }
   const Shard mine = shardOf(count, nranks_, rank_, es);
   reduceExposed(out + mine.offset * es, in + mine.offset * es, mine.offset, mine.count, es, rc);
@@ -258,11 +303,12 @@ void DirectExecutor::singleCopyAllReduce(const char* in, char* out, size_t count
     readPeer(r, true, theirs.offset * es, out + theirs.offset * es, theirs.count * es);
   }
   releaseBuffers();
+  return true;
 }
 
-void DirectExecutor::singleCopyAllGather(const char* in, char* out, size_t count, size_t es) {
-  exposeBuffers(in, out);
+bool DirectExecutor::singleCopyAllGather(const char* in, char* out, size_t count, size_t es) {
   const size_t bytes = count * es;
+  if (!exposeBuffers({in, bytes, options_.inputFile, out, 0, {}, false})) return false;
   for (int r = 0; r < nranks_; ++r) {
     char* slot = out + static_cast<size_t>(r) * bytes;
     if (r != rank_) {
@@ -273,37 +319,42 @@ void DirectExecutor::singleCopyAllGather(const char* in, char* out, size_t count
   }
   bytesSent_ += bytes;
   releaseBuffers();
+  return true;
 }
 
-void DirectExecutor::singleCopyReduceScatter(const char* in, char* out, size_t recvCount, size_t es,
+bool DirectExecutor::singleCopyReduceScatter(const char* in, char* out, size_t recvCount, size_t es,
                                              const ReduceContext& rc) {
-  exposeBuffers(in, out);
+  const size_t inBytes = static_cast<size_t>(nranks_) * recvCount * es;
+  if (!exposeBuffers({in, inBytes, options_.inputFile, out, 0, {}, false})) return false;
   const size_t from = static_cast<size_t>(rank_) * recvCount;
   reduceExposed(out, in + from * es, from, recvCount, es, rc);
   bytesSent_ += static_cast<uint64_t>(nranks_ - 1) * recvCount * es;
   releaseBuffers();
+  return true;
 }
 
-void DirectExecutor::singleCopyBroadcast(char* out, size_t count, size_t es, int root) {
+bool DirectExecutor::singleCopyBroadcast(char* out, size_t count, size_t es, int root) {
   // The root's output already holds the message (broadcast copied it there).
-  exposeBuffers(out, out);
+  if (!exposeBuffers({out, count * es, options_.outputFile, out, 0, {}, false})) return false;
   if (rank_ != root) {
     readPeer(root, false, 0, out, count * es);
   } else {
     bytesSent_ += count * es;
   }
   releaseBuffers();
+  return true;
 }
 
-void DirectExecutor::singleCopyReduce(const char* in, char* out, size_t count, size_t es,
+bool DirectExecutor::singleCopyReduce(const char* in, char* out, size_t count, size_t es,
                                       const ReduceContext& rc, int root) {
-  exposeBuffers(in, out);
+  if (!exposeBuffers({in, count * es, options_.inputFile, out, 0, {}, false})) return false;
   if (rank_ == root) {
     reduceExposed(out, in, 0, count, es, rc);
   } else {
     bytesSent_ += count * es;
   }
   releaseBuffers();
+  return true;
 }
 
 }  // namespace loom

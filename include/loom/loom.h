@@ -226,6 +226,23 @@ typedef struct {
 loomResult_t loomCommGetStats(const loomComm_t comm, loomCommStats* stats);
 loomResult_t loomCommUserRank(const loomComm_t comm, int* rank);
 
+/// Host memory that ranks in other processes on this host can read in place
+/// (docs/performance.md, "Shared buffers"): page-aligned, zeroed, `size` 0
+/// allowed. Registered with a communicator (loomCommRegister), such buffers
+/// let its large collectives skip the copy through shared memory that
+/// private buffers of another process need. Free with loomMemFree.
+loomResult_t loomMemAlloc(void** ptr, size_t size);
+/// Frees what loomMemAlloc gave; NULL is a no-op, any other pointer
+/// loomInvalidArgument. Deregister the buffer from communicators first.
+loomResult_t loomMemFree(void* ptr);
+/// Registers [buff, buff + size) with `comm` (NCCL's ncclCommRegister):
+/// large calls on buffers inside a loomMemAlloc allocation then read peers
+/// in place. Any other buffer registers too and changes nothing. Local to
+/// this rank; must not race with calls on the same comm.
+loomResult_t loomCommRegister(const loomComm_t comm, void* buff, size_t size, void** handle);
+/// Takes back a registration; loomInvalidArgument for an unknown handle.
+loomResult_t loomCommDeregister(const loomComm_t comm, void* handle);
+
 /// recvbuff[i] = op over ranks of sendbuff[i], on every rank. In place when
 /// sendbuff == recvbuff.
 loomResult_t loomAllReduce(const void* sendbuff, void* recvbuff, size_t count,

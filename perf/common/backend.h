@@ -54,6 +54,12 @@ class Backend {
   /// nullptr: the default one). Ranks that are threads of one process need
   /// one each: a library may refuse to run theirs on one shared stream.
   virtual void useStream(void* /*stream*/) {}
+  /// With -R: `bytes` of host memory from the library's own allocator,
+  /// registered with it for the calls (nullptr: the library has none, and
+  /// the run uses ordinary buffers).
+  virtual char* allocRegistered(size_t /*bytes*/) { return nullptr; }
+  /// Takes back what allocRegistered gave.
+  virtual void freeRegistered(char* /*buffer*/) {}
 };
 
 }  // namespace perf

@@ -74,7 +74,9 @@ inline void addCommonFlags(CLI::App& app, PerfOptions& o) {
                  "taken; ranks always initialise in parallel");
   app.add_option("-G,--cudagraph", o.graphLaunches, "CUDA graph launches (taken: not measured)");
   app.add_option("-C,--report_cputime", o.reportCpuTime, "taken; times are wall-clock");
-  app.add_option("-R,--local_register", o.localRegister, "taken; buffers need no registration");
+  app.add_option("-R,--local_register", o.localRegister,
+                 "1: host buffers from the library's allocator, registered (loom_perf: "
+                 "loomMemAlloc + loomCommRegister; mpi_perf: plain buffers)");
   app.add_option("-T,--timeout", o.timeoutSeconds,
                  "seconds before a stuck operation fails (sets LOOM_TIMEOUT unless set)")
       ->check(CLI::NonNegativeNumber);
@@ -120,9 +122,7 @@ inline RunConfig makeRunConfig(const PerfOptions& o, const std::string& program)
                         ": CUDA graph launches are not measured; calls are timed directly");
   }
   if (o.reportCpuTime != 0) cfg.notes.push_back("-C: times are wall-clock, not CPU time");
-  if (o.localRegister != 0) {
-    cfg.notes.push_back("-R: buffers are used as they are (Loom needs no registration)");
-  }
+  cfg.registerBuffers = o.localRegister != 0;
   cfg.settings = std::string(buf) + " warmup iters: " + std::to_string(o.warmup) +
                  " iters: " + std::to_string(o.iters) + " validation: " + std::to_string(o.check) +
                  " datatype: " + o.dtype + " op: " + o.op;

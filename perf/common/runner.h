@@ -3,6 +3,7 @@
 #ifndef LOOM_PERF_COMMON_RUNNER_H_
 #define LOOM_PERF_COMMON_RUNNER_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -49,22 +50,29 @@ struct RunConfig {
   std::string settings;                  // flags summary for the header
   std::vector<std::string> notes;        // nccl-tests flags taken but not honoured, and why
   const DeviceMemory* device = nullptr;  // null: host buffers
+  /// -R: host buffers from the library's allocator, registered with it.
+  bool registerBuffers = false;
 };
 
 namespace detail {
 
-struct FreeDeleter {
-  void operator()(char* p) const { std::free(p); }
-};
-using Buffer = std::unique_ptr<char, FreeDeleter>;
+using Buffer = std::unique_ptr<char, std::function<void(char*)>>;
 
 // Page-aligned and touched once here, so first-touch page faults never land in a
-// timed loop.
-inline Buffer allocTouched(uint64_t bytes) {
-  const uint64_t rounded = (bytes + 4095) / 4096 * 4096;
-  Buffer b(static_cast<char*>(std::aligned_alloc(4096, rounded ? rounded : 4096)));
+// timed loop. From the library's allocator and registered where `registered`
+// and the library has one.
+inline Buffer allocTouched(Backend& be, uint64_t bytes, bool registered, bool* own = nullptr) {
+  const uint64_t rounded = std::max<uint64_t>((bytes + 4095) / 4096 * 4096, 4096);
+  Buffer b(nullptr, [](char* p) { std::free(p); });
+  char* library = registered ? be.allocRegistered(rounded) : nullptr;
+  if (own != nullptr) *own = library != nullptr;
+  if (library != nullptr) {
+    b = Buffer(library, [&be](char* p) { be.freeRegistered(p); });
+  } else {
+    b.reset(static_cast<char*>(std::aligned_alloc(4096, rounded)));
+  }
   if (!b) throw std::runtime_error("out of memory allocating " + std::to_string(bytes) + " B");
-  std::memset(b.get(), 0, rounded ? rounded : 4096);
+  std::memset(b.get(), 0, rounded);
   return b;
 }
 
@@ -106,8 +114,14 @@ inline int64_t runBenchmark(Backend& be, const RunConfig& cfg) {
   uint64_t maxBytes = 0;
   for (uint64_t s : cfg.sizes) maxBytes = std::max(maxBytes, s);
   // Every layout fits in size bytes per buffer (see inputElems/outputElems).
-  detail::Buffer send = detail::allocTouched(maxBytes);
-  detail::Buffer recv = detail::allocTouched(maxBytes);
+  bool libraryBuffers = false;
+  detail::Buffer send = detail::allocTouched(be, maxBytes, cfg.registerBuffers, &libraryBuffers);
+  detail::Buffer recv = detail::allocTouched(be, maxBytes, cfg.registerBuffers);
+  if (printer && cfg.registerBuffers) {
+    std::printf("# buffers: %s\n", libraryBuffers
+                                       ? "from the library's allocator, registered (-R)"
+                                       : "plain (-R: this library has no allocator of its own)");
+  }
   // With --device the calls use device buffers laid out like the host ones.
   const DeviceMemory* dev = cfg.device;
   using DevicePtr = std::unique_ptr<char, std::function<void(char*)>>;

@@ -69,6 +69,25 @@ void LoomBackend::check(loomResult_t result, const char* what) const {
                            loomGetErrorString(result) + ": " + loomGetLastError(comm_));
 }
 
+char* LoomBackend::allocRegistered(size_t bytes) {
+  void* buffer = nullptr;
+  check(loomMemAlloc(&buffer, bytes), "loomMemAlloc");
+  void* handle = nullptr;
+  const loomResult_t registered = loomCommRegister(comm_, buffer, bytes, &handle);
+  if (registered != loomSuccess) loomMemFree(buffer);
+  check(registered, "loomCommRegister");
+  registrations_[static_cast<char*>(buffer)] = handle;
+  return static_cast<char*>(buffer);
+}
+
+void LoomBackend::freeRegistered(char* buffer) {
+  const auto it = registrations_.find(buffer);
+  if (it == registrations_.end()) return;
+  loomCommDeregister(comm_, it->second);
+  registrations_.erase(it);
+  loomMemFree(buffer);
+}
+
 void LoomBackend::run(const Call& call) {
   loomStream_t stream = stream_;
   const loomDataType_t type = loomType(call.type);

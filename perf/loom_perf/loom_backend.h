@@ -4,6 +4,8 @@
 
 #include <loom/loom.h>
 
+#include <map>
+
 #include "../common/backend.h"
 
 namespace perf {
@@ -27,6 +29,8 @@ class LoomBackend : public Backend {
   int64_t sumOverRanks(int64_t value) override;
   int64_t bytesSentSoFar() override;
   void useStream(void* stream) override { stream_ = stream; }
+  char* allocRegistered(size_t bytes) override;
+  void freeRegistered(char* buffer) override;
 
  private:
   void check(loomResult_t result, const char* what) const;
@@ -36,6 +40,7 @@ class LoomBackend : public Backend {
   int rank_ = 0;
   int nranks_ = 1;
   void* stream_ = nullptr;  // for the calls under test; the harness's own calls use none
+  std::map<char*, void*> registrations_;  // allocRegistered's buffers and their handles
 };
 
 }  // namespace perf

@@ -16,6 +16,7 @@
 #include "device/cuda_runtime.h"
 #include "device_paths/device_walk.h"
 #include "loom/loom.h"
+#include "transports/shm/shared_buffer.h"
 
 namespace {
 
@@ -476,6 +477,34 @@ loomResult_t loomCommUserRank(const loomComm_t comm, int* rank) {
     requireOut(rank, "rank");
     *rank = loom::checkedComm(comm).rank;
   });
+}
+
+loomResult_t loomMemAlloc(void** ptr, size_t size) {
+  return guarded("loomMemAlloc", [&] {
+    requireOut(ptr, "ptr");
+    *ptr = loom::allocateSharedBuffer(size);
+  });
+}
+
+loomResult_t loomMemFree(void* ptr) {
+  return guarded("loomMemFree", [&] {
+    if (ptr != nullptr) loom::freeSharedBuffer(ptr);
+  });
+}
+
+loomResult_t loomCommRegister(const loomComm_t comm, void* buff, size_t size, void** handle) {
+  return guarded("loomCommRegister", [&] {
+    requireOut(handle, "handle");
+    loom::Comm& c = loom::checkedComm(comm);
+    if (buff == nullptr && size > 0) {
+      loom::raise(ErrorCode::InvalidArgument, "buff is NULL with size {}", size);
+    }
+    *handle = c.registry.add(buff, size);
+  });
+}
+
+loomResult_t loomCommDeregister(const loomComm_t comm, void* handle) {
+  return guarded("loomCommDeregister", [&] { loom::checkedComm(comm).registry.remove(handle); });
 }
 
 loomResult_t loomAllReduce(const void* sendbuff, void* recvbuff, size_t count,

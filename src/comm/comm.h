@@ -22,6 +22,7 @@
 #include "collectives/algorithms.h"
 #include "collectives/executor/waiter.h"
 #include "collectives/plan.h"
+#include "comm/buffer_registry.h"
 #include "comm/config.h"
 #include "comm/peer_info.h"
 #include "core/error.h"
@@ -97,6 +98,12 @@ struct loomComm {
   /// Reads every local rank's buffers in place, for single-copy direct
   /// rounds; null where some rank cannot be read (then the arena serves).
   std::unique_ptr<loom::PeerMemory> peerMemory;
+  /// Whether peerMemory reads every rank's buffers, wherever they are: else
+  /// only loomMemAlloc buffers registered here are read in place by ranks in
+  /// other processes (DirectOptions::peersReadable).
+  bool peersReadable = true;
+  /// loomCommRegister's buffers.
+  loom::BufferRegistry registry;
   /// The single-copy reduction's blocks: page-aligned, because the kernel's
   /// cross-process copy into an unaligned destination runs at half speed.
   loom::PageAlignedBuffer singleCopyScratch;

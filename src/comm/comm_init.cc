@@ -1,6 +1,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 
 #include "collectives/algorithms.h"
 #include "collectives/executor/direct_executor.h"
@@ -13,6 +15,7 @@
 #include "device_paths/device_direct.h"
 #include "device_paths/device_walk.h"
 #include "topology/host_summary.h"
+#include "transports/shm/shared_buffer.h"
 #include "tuner/network_channels.h"
 #include "tuner/tuner_topology.h"
 
@@ -147,11 +150,36 @@ void connectLinks(Comm& comm, Deadline deadline) {
   }
 }
 
-/// Whether the direct algorithm may read every rank's buffers in place,
-/// decided here once by all ranks alike: each rank tries to read a known word
-/// of every peer, and single-copy is on only if every rank could. Ranks on
-/// several hosts, or LOOM_SINGLE_COPY=0, skip it on every rank (both are the
-/// same for all ranks), so they pay no agreement.
+/// Whether every rank can map the other processes' loomMemAlloc buffers:
+/// each rank allocates a small one, the ranks trade where it is, and each
+/// maps every peer's in another process. `why` says why not.
+bool canMapPeersSharedBuffers(Comm& comm, const PeerMemory& peers, const void* probe,
+                              Deadline deadline, std::string* why) {
+  const auto* header = findSharedBuffer(probe, 0);
+  const std::string mine = header == nullptr ? "" : fmt::format("{} {}", header->fd, header->inode);
+  const auto all = comm.bootstrap->allGather(mine, deadline);
+  bool ok = true;
+  for (int r = 0; r < comm.nranks && ok; ++r) {
+    if (peers.sameProcess(r, comm.rank)) continue;
+    SharedFileRef ref;
+    ok = std::sscanf(all[static_cast<size_t>(r)].c_str(), "%" SCNd32 " %" SCNu64, &ref.fd,
+                     &ref.inode) == 2 &&
+         peers.canMap(r, ref, why);
+  }
+  return ok;
+}
+
+struct FreeSharedBuffer {
+  void operator()(void* buffer) const { freeSharedBuffer(buffer); }
+};
+
+/// How the direct algorithm may read ranks' buffers in place, decided here
+/// once by all ranks alike. Each rank tries to read a known word of every
+/// peer: if every rank can, single-copy serves any buffers. Else, if every
+/// rank can map the other processes' loomMemAlloc buffers, single-copy
+/// serves those where they are registered. Ranks on several hosts, or
+/// LOOM_SINGLE_COPY=0, skip it on every rank (both are the same for all
+/// ranks), so they pay no agreement.
 void setUpSingleCopy(Comm& comm, Deadline deadline) {
   if (!comm.allLocal || !comm.config.singleCopy || comm.nranks == 1) return;
   std::vector<int> pids;
@@ -166,10 +194,20 @@ void setUpSingleCopy(Comm& comm, Deadline deadline) {
   if (!peers->everyPeerReadable() && why.empty()) {
     why = "ranks in other processes are read in place only with LOOM_CMA=1";
   }
-  const bool mine = peers->everyPeerReadable();
-  const auto all = comm.bootstrap->allGather(mine ? "1" : "0:" + why, deadline);
+  bool oneProcess = true;
+  for (int r = 0; r < comm.nranks; ++r) oneProcess = oneProcess && peers->sameProcess(r, 0);
+  std::string mapWhy;
+  // Kept until every rank has tried to map it: the agreement below.
+  std::unique_ptr<void, FreeSharedBuffer> probe(oneProcess ? nullptr : allocateSharedBuffer(0));
+  const bool maps =
+      oneProcess || canMapPeersSharedBuffers(comm, *peers, probe.get(), deadline, &mapWhy);
+  const std::string verdict = peers->everyPeerReadable() ? "1"
+                              : maps                     ? "2:" + why
+                                                         : "0:" + why + "; " + mapWhy;
+  const auto all = comm.bootstrap->allGather(verdict, deadline);
+  probe.reset();
   const auto refused =
-      std::find_if(all.begin(), all.end(), [](const std::string& a) { return a != "1"; });
+      std::find_if(all.begin(), all.end(), [](const std::string& a) { return a[0] == '0'; });
   if (refused != all.end()) {
     if (comm.rank == 0) {
       LOOM_INFO(
@@ -179,6 +217,9 @@ void setUpSingleCopy(Comm& comm, Deadline deadline) {
     }
     return;
   }
+  const auto partly =
+      std::find_if(all.begin(), all.end(), [](const std::string& a) { return a[0] == '2'; });
+  comm.peersReadable = partly == all.end();
   comm.peerMemory = std::move(peers);
   comm.singleCopyScratch = PageAlignedBuffer(2 * kSingleCopyBlockBytes);
   if (comm.rank == 0) {
@@ -186,9 +227,17 @@ void setUpSingleCopy(Comm& comm, Deadline deadline) {
     for (int r = 0; r < comm.nranks; ++r) {
       crossProcess |= comm.peerMemory->access(r) == PeerAccess::CrossMemory;
     }
-    LOOM_INFO("messages of {} B and more read peers' buffers in place ({})",
-              comm.config.singleCopyMinBytes,
-              crossProcess ? "cross-memory attach between processes" : "threads of one process");
+    if (!comm.peersReadable) {
+      LOOM_INFO(
+          "messages of {} B and more read peers' buffers in place where they are loomMemAlloc "
+          "buffers registered with the communicator; others copy through the shared arena "
+          "(rank {}: {})",
+          comm.config.singleCopyMinBytes, partly - all.begin(), partly->substr(2));
+    } else {
+      LOOM_INFO("messages of {} B and more read peers' buffers in place ({})",
+                comm.config.singleCopyMinBytes,
+                crossProcess ? "cross-memory attach between processes" : "threads of one process");
+    }
   }
 }
 

@@ -75,6 +75,19 @@ void runDirectRounds(DirectExecutor& direct, const Operation& op, const ReduceCo
   throw Error(ErrorCode::InvalidUsage, error);
 }
 
+/// Where the op's buffers lie in registered loomMemAlloc allocations, for
+/// peers in other processes to map (only for messages that run single-copy).
+void findSharedFiles(const Comm& comm, const Operation& op, DirectOptions& options) {
+  const size_t es = dataTypeSize(op.type);
+  // What one rank contributes, as DirectExecutor::singleCopy judges it.
+  if (op.count * es < comm.config.singleCopyMinBytes) return;
+  const auto n = static_cast<size_t>(comm.nranks);
+  const size_t in = op.count * es * (op.collective == Collective::ReduceScatter ? n : 1);
+  const size_t out = op.count * es * (op.collective == Collective::AllGather ? n : 1);
+  options.inputFile = comm.registry.find(op.send, in);
+  options.outputFile = comm.registry.find(op.recv, out);
+}
+
 void runDirect(Comm& comm, const Operation& op, uint64_t sequence, Waiter& waiter) {
   DirectOptions options;
   options.call = callFingerprint(op.collective, op.count, op.type, op.op, op.root);
@@ -88,6 +101,8 @@ void runDirect(Comm& comm, const Operation& op, uint64_t sequence, Waiter& waite
     options.peers = comm.peerMemory.get();
     options.singleCopyMinBytes = comm.config.singleCopyMinBytes;
     options.scratch = comm.singleCopyScratch.span();
+    options.peersReadable = comm.peersReadable;
+    if (!comm.registry.empty()) findSharedFiles(comm, op, options);
   }
   DirectExecutor direct(comm.arenas, comm.rank, comm.shm->arenaBytes(), comm.directRound, waiter,
                         options);

@@ -1,30 +1,23 @@
 // Memory: allocation, buffer registration and symmetric windows. Allocations
-// are device memory where the program uses CUDA and host memory under the
-// host-buffer extension; registration is a bookkeeping-free no-op; windows
-// (symmetric memory for NCCL's device API) are refused.
-#include <cstdlib>
-
+// are device memory where the program uses CUDA and, under the host-buffer
+// extension, host memory that other processes can map (loomMemAlloc);
+// registration is loomCommRegister's, which lets large host calls read such
+// buffers in place; windows (symmetric memory for NCCL's device API) are refused.
 #include "comm.h"
 #include "cuda_driver.h"
 #include "profiling_alias.h"
 #include "status.h"
 
+using loom_nccl::check;
 using loom_nccl::fail;
 using loom_nccl::guarded;
 using loom_nccl::readyComm;
 using loom_nccl::requireOut;
 
-namespace {
-
-/// Page-aligned like NCCL's allocations, which windows require.
-constexpr size_t kAlignment = NCCL_WIN_REQUIRED_ALIGNMENT;
-
-}  // namespace
-
 extern "C" {
 
 /// Device memory on the current device when the program uses CUDA (as NCCL
-/// gives); host memory otherwise, for the host-buffer extension.
+/// gives); otherwise loomMemAlloc's host memory, for the host-buffer extension.
 ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
   return guarded("ncclMemAlloc", [&] {
     requireOut(ptr, "ptr");
@@ -40,9 +33,7 @@ ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
       case loom_nccl::DeviceAllocation::NoContext:
         break;
     }
-    if (posix_memalign(&memory, kAlignment, bytes) != 0) {
-      fail(ncclSystemError, "cannot allocate {} bytes of host memory", size);
-    }
+    check(loomMemAlloc(&memory, size));
     *ptr = memory;
   });
 }
@@ -55,22 +46,21 @@ ncclResult_t ncclMemFree(void* ptr) {
       case loom_nccl::DeviceFree::Failed:
         fail(ncclUnhandledCudaError, "cuMemFree refused {} (not from ncclMemAlloc?)", ptr);
       case loom_nccl::DeviceFree::NotDevice:
-        std::free(ptr);
+        check(loomMemFree(ptr));
     }
   });
 }
 
-/// Loom needs no registration for host buffers; the handle is the buffer itself.
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
   return guarded("ncclCommRegister", [&] {
     requireOut(handle, "handle");
-    readyComm(comm);
-    *handle = buff;
+    check(loomCommRegister(readyComm(comm).loom, buff, size, handle));
   });
 }
 
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
-  return guarded("ncclCommDeregister", [&] { readyComm(comm); });
+  return guarded("ncclCommDeregister",
+                 [&] { check(loomCommDeregister(readyComm(comm).loom, handle)); });
 }
 
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,

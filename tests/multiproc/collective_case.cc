@@ -283,6 +283,15 @@ std::pair<size_t, size_t> bufferElems(const Case& c, int nranks) {
   return {0, 0};
 }
 
+/// LOOMTEST_SHARED_BUFFERS: "all" ranks' buffers come from loomMemAlloc,
+/// registered with the communicator, or only "rank0"'s (the others' private
+/// buffers then send every rank through the arena); unset: none.
+bool sharesBuffers(int rank) {
+  const char* which = std::getenv("LOOMTEST_SHARED_BUFFERS");
+  if (which == nullptr) return false;
+  return std::string(which) == "all" || (std::string(which) == "rank0" && rank == 0);
+}
+
 }  // namespace
 
 CaseResult runCase(const Case& c, int rank, int nranks, loomComm_t comm) {
@@ -291,8 +300,9 @@ CaseResult runCase(const Case& c, int rank, int nranks, loomComm_t comm) {
   const size_t n = static_cast<size_t>(nranks);
   const auto [aElems, bElems] = bufferElems(c, nranks);
   // `a` is sendbuff (or the one in-place buffer), `b` is recvbuff.
-  GuardedBuffer a(aElems * es);
-  GuardedBuffer b(bElems * es);
+  const loomComm_t sharedWith = sharesBuffers(rank) ? comm : nullptr;
+  GuardedBuffer a(aElems * es, sharedWith);
+  GuardedBuffer b(bElems * es, sharedWith);
   std::vector<Region> aRegions;
   std::vector<Region> bRegions;
   const void* send = a.data();

@@ -461,6 +461,35 @@ TEST(BadInput, ErrorStringsAreDistinct) {
   EXPECT_NE(loomGetLastError(nullptr), nullptr);
 }
 
+TEST(BadInput, SharedBuffersAndRegistration) {
+  ThreadComms comms(1);
+  ASSERT_EQ(comms.initResult(), loomSuccess);
+  const loomComm_t comm = comms[0];
+  EXPECT_EQ(loomMemAlloc(nullptr, 10), loomInvalidArgument);
+  std::vector<char> heap(64);
+  EXPECT_EQ(loomMemFree(heap.data()), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError(nullptr)).find("not allocated by loomMemAlloc"),
+            std::string::npos);
+  EXPECT_EQ(loomMemFree(nullptr), loomSuccess);
+  void* shared = nullptr;
+  ASSERT_EQ(loomMemAlloc(&shared, 4096), loomSuccess);
+  void* handle = nullptr;
+  EXPECT_EQ(loomCommRegister(comm, shared, 4096, nullptr), loomInvalidArgument);
+  EXPECT_EQ(loomCommRegister(comm, nullptr, 4096, &handle), loomInvalidArgument);
+  EXPECT_EQ(loomCommRegister(nullptr, shared, 4096, &handle), loomInvalidArgument);
+  EXPECT_EQ(loomCommDeregister(comm, heap.data()), loomInvalidArgument);
+  ASSERT_EQ(loomCommRegister(comm, shared, 4096, &handle), loomSuccess);
+  // An all-reduce on a registered buffer, and the buffer is what it was told.
+  auto* values = static_cast<float*>(shared);
+  for (int i = 0; i < 1024; ++i) values[i] = static_cast<float>(i);
+  ASSERT_EQ(loomAllReduce(values, values, 1024, loomFloat32, loomSum, comm, nullptr), loomSuccess);
+  EXPECT_EQ(values[1023], 1023.0f);
+  EXPECT_EQ(loomCommDeregister(comm, handle), loomSuccess);
+  EXPECT_EQ(loomCommDeregister(comm, handle), loomInvalidArgument);
+  EXPECT_EQ(loomMemFree(shared), loomSuccess);
+  EXPECT_EQ(loomMemFree(shared), loomInvalidArgument);
+}
+
 TEST(BadInput, GroupEndWithoutStart) {
   EXPECT_EQ(loomGroupEnd(), loomInvalidUsage);
   EXPECT_STRNE(loomGetLastError(nullptr), "");

@@ -41,6 +41,14 @@ enum class Variant {
   /// each sum the whole message themselves (direct_single_copy.cc); in place
   /// and below the threshold they take shards.
   WholeSum,
+  /// Every rank's buffers from loomMemAlloc, registered, with WholeSum's
+  /// thresholds: processes map each other's buffers without cross-memory
+  /// attach (two ranks out of place sum the whole message, the rest take
+  /// shards).
+  SharedBuffers,
+  /// Only rank 0's buffers shared: every rank finds that out from the
+  /// exposure round, and all take the arena.
+  SharedBuffersRank0,
   /// Three link sets per peer (tcp), pieces of any size, small slots: the
   /// ring all-reduce, all-gather and reduce-scatter run as three independent
   /// rings, every other collective on channel 0 beside them.
@@ -74,6 +82,10 @@ std::string variantName(Variant v) {
       return "_singlecopy_nocma";
     case Variant::WholeSum:
       return "_wholesum";
+    case Variant::SharedBuffers:
+      return "_shared";
+    case Variant::SharedBuffersRank0:
+      return "_shared_rank0";
     case Variant::Channels:
       return "_channels";
   }
@@ -104,6 +116,12 @@ std::vector<std::pair<std::string, std::string>> variantEnv(Variant v) {
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_CMA", "0"}};
     case Variant::WholeSum:
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_NONTEMPORAL_MIN", "4000"}};
+    case Variant::SharedBuffers:
+      return {{"LOOM_SINGLE_COPY_MIN", "4000"},
+              {"LOOM_NONTEMPORAL_MIN", "4000"},
+              {"LOOMTEST_SHARED_BUFFERS", "all"}};
+    case Variant::SharedBuffersRank0:
+      return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOMTEST_SHARED_BUFFERS", "rank0"}};
     case Variant::Channels:
       return {{"LOOM_ALGO", "ring"},
               {"LOOM_NCHANNELS", "3"},
@@ -258,6 +276,18 @@ INSTANTIATE_TEST_SUITE_P(WholeSumThreads, Collectives,
                          testing::ValuesIn(configs(Launch::Threads, Transport::Shm, {2, 3},
                                                    {Coll::AllReduce}, Variant::WholeSum,
                                                    Scope::Full)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(SharedBuffers, Collectives,
+                         testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {2, 3, 4},
+                                                   kDirectCapable, Variant::SharedBuffers,
+                                                   Scope::Full)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(SharedBuffersRank0, Collectives,
+                         testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {3},
+                                                   kDirectCapable, Variant::SharedBuffersRank0,
+                                                   Scope::Reduced)),
                          configName);
 
 INSTANTIATE_TEST_SUITE_P(SingleCopyNoCma, Collectives,

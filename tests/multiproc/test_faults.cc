@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +29,7 @@
 #include <random>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -120,14 +122,53 @@ size_t blockCount(Kind k) {
   }
 }
 
-struct Buffers {
-  std::vector<float> send;
-  std::vector<float> recv;
-  Buffers(Kind k, int rank, int n) {
-    const size_t c = blockCount(k);
-    send.assign(c * n, static_cast<float>(rank + 1));
-    recv.assign(c * n, 0.0f);
+/// `count` floats from the heap, or from loomMemAlloc registered with
+/// `sharedWith` where that is not null (peers in other processes map those).
+class Floats {
+ public:
+  Floats(size_t count, float value, loomComm_t sharedWith) : comm_(sharedWith) {
+    if (comm_ != nullptr) {
+      void* memory = nullptr;
+      if (loomMemAlloc(&memory, count * sizeof(float)) != loomSuccess ||
+          loomCommRegister(comm_, memory, count * sizeof(float), &handle_) != loomSuccess) {
+        throw std::runtime_error(std::string("shared buffer: ") + loomGetLastError(comm_));
+      }
+      data_ = static_cast<float*>(memory);
+    } else {
+      heap_.resize(count);
+      data_ = heap_.data();
+    }
+    std::fill(data_, data_ + count, value);
   }
+  ~Floats() {
+    if (comm_ != nullptr) {
+      loomCommDeregister(comm_, handle_);
+      loomMemFree(data_);
+    }
+  }
+  Floats(const Floats&) = delete;
+  Floats& operator=(const Floats&) = delete;
+  float* data() { return data_; }
+
+ private:
+  loomComm_t comm_;
+  void* handle_ = nullptr;
+  std::vector<float> heap_;
+  float* data_ = nullptr;
+};
+
+/// LOOMTEST_SHARED_BUFFERS=all: every rank's buffers are shared (Floats).
+loomComm_t sharedWith(loomComm_t comm) {
+  const char* which = std::getenv("LOOMTEST_SHARED_BUFFERS");
+  return which != nullptr && std::string(which) == "all" ? comm : nullptr;
+}
+
+struct Buffers {
+  Floats send;
+  Floats recv;
+  Buffers(Kind k, int rank, int n, loomComm_t shared = nullptr)
+      : send(blockCount(k) * n, static_cast<float>(rank + 1), shared),
+        recv(blockCount(k) * n, 0.0f, shared) {}
 };
 
 /// Runs iteration `iter` of kind `k`. Rooted kinds rotate the root.
@@ -365,7 +406,7 @@ KillPlan makeKillPlan(Kind kind, Transport transport, uint64_t seed) {
 
 FaultBody killBody(const KillPlan& p) {
   return [p](FaultContext& ctx) {
-    Buffers b(p.kind, ctx.rank, ctx.nranks);
+    Buffers b(p.kind, ctx.rank, ctx.nranks, sharedWith(ctx.comm));
     RankOutcome out;
     if (ctx.rank == p.victim) {
       // Mid: keeps calling collectives until the timer's SIGKILL lands.
@@ -525,6 +566,27 @@ TEST(FaultKillSingleCopy, SurvivorsGetRemoteErrorNotACrash) {
     }
   }
   runKillPlans(plans, {{"LOOM_CMA", "1"}, {"LOOM_SINGLE_COPY_MIN", "64K"}});
+}
+
+// The same with every rank's buffers from loomMemAlloc, registered, and no
+// cross-memory attach: survivors read the victim's pages through their own
+// mappings, which outlive it, so a kill mid-read must end in a RemoteError
+// naming the victim, never in a crash or a completed call.
+TEST(FaultKillSharedBuffers, SurvivorsGetRemoteErrorNotACrash) {
+  const Kind kinds[] = {Kind::AllReduceLarge, Kind::AllGather, Kind::ReduceScatter, Kind::Broadcast,
+                        Kind::Reduce};
+  std::vector<KillPlan> plans;
+  for (int rep = 0; rep < repeats(); ++rep) {
+    for (Kind kind : kinds) {
+      const uint64_t seed = mixSeed(baseSeed(), 78000 + static_cast<uint64_t>(kind) * 10 + rep);
+      KillPlan p = makeKillPlan(kind, Transport::Shm, seed);
+      p.mode = KillMode::Mid;
+      plans.push_back(p);
+    }
+  }
+  runKillPlans(
+      plans,
+      {{"LOOM_CMA", "0"}, {"LOOM_SINGLE_COPY_MIN", "64K"}, {"LOOMTEST_SHARED_BUFFERS", "all"}});
 }
 
 // --- 2. stall --------------------------------------------------------------------------

@@ -1,10 +1,14 @@
 #include "transports/shm/peer_memory.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -35,10 +39,11 @@ PeerMemory::PeerMemory(int rank, std::span<const int> pids, bool allowCrossMemor
   for (size_t r = 0; r < pids_.size(); ++r) {
     if (pids_[r] == mine) {
       access_[r] = PeerAccess::Pointer;
-    } else if (allowCrossMemory) {
-      access_[r] = PeerAccess::CrossMemory;
-      pidfds_[r] = openPidFd(pids_[r]);
+      continue;
     }
+    if (allowCrossMemory) access_[r] = PeerAccess::CrossMemory;
+    // Mapped shared buffers are read from other processes whatever the access.
+    pidfds_[r] = openPidFd(pids_[r]);
   }
 }
 
@@ -46,6 +51,67 @@ PeerMemory::~PeerMemory() {
   for (int fd : pidfds_) {
     if (fd >= 0) close(fd);
   }
+  for (const Mapping& m : mappings_) munmap(const_cast<SharedBufferHeader*>(m.header), m.bytes);
+}
+
+PeerMemory::Mapping PeerMemory::mapFile(int peer, const SharedFileRef& ref) const {
+  const int pid = pids_[static_cast<size_t>(peer)];
+  const std::string path = fmt::format("/proc/{}/fd/{}", pid, ref.fd);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    raise(ErrorCode::RemoteError, "rank {}: cannot open rank {}'s shared buffer ({}): {}", rank_,
+          peer, path, std::strerror(errno));
+  }
+  struct stat st {};
+  void* base = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_ino) == ref.inode &&
+      static_cast<size_t>(st.st_size) >= sharedBufferPage()) {
+    base = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+  }
+  close(fd);
+  const auto* header = static_cast<const SharedBufferHeader*>(base);
+  if (base == MAP_FAILED || header->magic != kSharedBufferMagic || header->inode != ref.inode) {
+    if (base != MAP_FAILED) munmap(base, static_cast<size_t>(st.st_size));
+    raise(ErrorCode::RemoteError,
+          "rank {}: rank {}'s shared buffer ({}) is not the one it published (freed?)", rank_, peer,
+          path);
+  }
+  return {peer, ref.inode, header, static_cast<size_t>(st.st_size)};
+}
+
+bool PeerMemory::canMap(int peer, const SharedFileRef& ref, std::string* why) const {
+  try {
+    const Mapping m = mapFile(peer, ref);
+    munmap(const_cast<SharedBufferHeader*>(m.header), m.bytes);
+    return true;
+  } catch (const Error& e) {
+    if (why != nullptr && why->empty()) *why = e.what();
+    return false;
+  }
+}
+
+void PeerMemory::dropFreedMappings() const {
+  std::erase_if(mappings_, [](const Mapping& m) {
+    if (m.header->freed.load(std::memory_order_acquire) == 0) return false;
+    munmap(const_cast<SharedBufferHeader*>(m.header), m.bytes);
+    return true;
+  });
+}
+
+const char* PeerMemory::mapShared(int peer, const SharedFileRef& ref, size_t bytes) const {
+  dropFreedMappings();
+  auto it = std::find_if(mappings_.begin(), mappings_.end(),
+                         [&](const Mapping& m) { return m.peer == peer && m.inode == ref.inode; });
+  if (it == mappings_.end()) {
+    mappings_.push_back(mapFile(peer, ref));
+    it = mappings_.end() - 1;
+  }
+  if (ref.offset > it->bytes || bytes > it->bytes - ref.offset) {
+    raise(ErrorCode::RemoteError,
+          "rank {}: rank {} published {} bytes at offset {} of a {}-byte shared buffer", rank_,
+          peer, bytes, ref.offset, it->bytes);
+  }
+  return reinterpret_cast<const char*>(it->header) + ref.offset;
 }
 
 void PeerMemory::probe(std::span<const uint64_t> addresses, uint64_t expected, std::string* why) {
@@ -114,7 +180,7 @@ const char* PeerMemory::view(int peer, uint64_t address, size_t bytes, char* scr
 
 void PeerMemory::checkAlive(int peer) const {
   const size_t p = static_cast<size_t>(peer);
-  if (access_[p] != PeerAccess::CrossMemory || pidfds_[p] < 0) return;
+  if (pidfds_[p] < 0) return;
   // A pidfd turns readable when its process exits.
   pollfd fd{pidfds_[p], POLLIN, 0};
   if (poll(&fd, 1, 0) > 0) {

@@ -5,7 +5,9 @@
 // where the kernel permits it (ptrace rules, container seccomp profiles).
 // Whether it is permitted is found once, when the communicator is made, by
 // reading a known word of each peer; every read afterwards is one system call
-// straight from the peer's buffer into this rank's memory.
+// straight from the peer's buffer into this rank's memory. Buffers that the
+// peer allocated with loomMemAlloc (shared_buffer.h) are mapped here instead
+// and read like a thread's, whatever cross-memory attach allows.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +15,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include "transports/shm/shared_buffer.h"
 
 namespace loom {
 
@@ -46,10 +50,23 @@ class PeerMemory {
   /// `bytes` of `peer`'s memory at `address`, readable here: the address
   /// itself for a Pointer peer, else copied into `scratch` (>= bytes).
   const char* view(int peer, uint64_t address, size_t bytes, char* scratch) const;
+  /// Whether ranks a and b are threads of one process.
+  bool sameProcess(int a, int b) const {
+    return pids_[static_cast<size_t>(a)] == pids_[static_cast<size_t>(b)];
+  }
+
+  /// Whether `peer`'s shared buffer `ref` can be mapped here: for the probe
+  /// at creation; `why` (if given) says why not.
+  bool canMap(int peer, const SharedFileRef& ref, std::string* why) const;
+  /// The first of `bytes` bytes of `peer`'s shared buffer `ref`, mapped
+  /// read-only here (kept across calls; mappings of buffers their owner freed
+  /// are let go first). RemoteError if it cannot be mapped or is too short.
+  const char* mapShared(int peer, const SharedFileRef& ref, size_t bytes) const;
+
   /// Throws RemoteError if `peer`'s process has exited since the
   /// communicator was made (its process id may name another process by now,
   /// so what was read from it must not be used). Never throws for a Pointer
-  /// peer. Costs a system call for a CrossMemory one.
+  /// peer. Costs a system call for a peer in another process.
   void checkAlive(int peer) const;
 
  private:
@@ -57,6 +74,16 @@ class PeerMemory {
   std::vector<int> pids_;
   std::vector<PeerAccess> access_;
   std::vector<int> pidfds_;  // -1 where none (no pidfd_open on old kernels, or not needed)
+  struct Mapping {
+    int peer;
+    uint64_t inode;
+    const SharedBufferHeader* header;  // the mapping's start
+    size_t bytes;
+  };
+  /// Peers' shared buffers mapped so far: a cache, filled while reading.
+  mutable std::vector<Mapping> mappings_;
+  void dropFreedMappings() const;
+  Mapping mapFile(int peer, const SharedFileRef& ref) const;
 };
 
 }  // namespace loom

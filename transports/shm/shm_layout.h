@@ -13,10 +13,11 @@
 #include <cstdint>
 
 #include "core/doorbell.h"
+#include "transports/shm/shared_buffer.h"
 
 namespace loom {
 
-inline constexpr uint64_t kShmMagic = 0x4c4f4f4d53484d32ULL;  // "LOOMSHM2"
+inline constexpr uint64_t kShmMagic = 0x4c4f4f4d53484d33ULL;  // "LOOMSHM3"
 inline constexpr int kMaxShmSlots = 16;
 
 /// A message small enough to share one cache line with its round number: a
@@ -82,6 +83,10 @@ struct alignas(64) SegmentHeader {
   // inputSeq is published.
   alignas(64) uint64_t exposedInput;
   uint64_t exposedOutput;
+  /// Where exposedInput and exposedOutput lie in loomMemAlloc allocations
+  /// (invalid where they do not): peers in other processes map those.
+  SharedFileRef exposedInputFile;
+  SharedFileRef exposedOutputFile;
   /// The last single-copy round in which this rank finished reading its peers.
   alignas(64) std::atomic<uint64_t> releasedSeq;
   /// The last single-copy round this rank left early (an error, an abort):
