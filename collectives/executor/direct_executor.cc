@@ -88,8 +88,6 @@ uint64_t publishedRound(const ArenaView& view) {
                    h.small[1].round.load(std::memory_order_acquire)});
 }
 
-bool overlaps(const char* a, const char* b, size_t bytes) { return a < b + bytes && b < a + bytes; }
-
 /// One rank: the reduction of a single contribution is the contribution itself.
 void reduceAlone(const char* in, char* out, size_t count, size_t es, const ReduceContext& rc) {
   if (in != out) std::memmove(out, in, count * es);
@@ -301,6 +299,7 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
   const size_t perRound = arenaBytes_ / es;
   const bool nonTemporal =
       count * es >= options_.nonTemporalMinBytes && !overlaps(in, out, count * es);
+  const bool learning = learnsSharing(count * es);
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const size_t bytes = n * es;
@@ -325,9 +324,14 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
               stores.streaming);
     bytesSent_ += bytes - shardCount * es;
     publishStoreDecision(stores);
+    if (learning && done == 0) {
+      offerSharedBuffers(p, options_.inputFile.valid() && options_.outputFile.valid() &&
+                                !overlaps(in, out, count * es));
+    }
     publishInput();
     waitAllInputs();
     adoptStoreDecision();
+    if (learning && done == 0) learnSharedBuffers(p);
     if (shardCount > 0) {
       char* shard = arenas_[rank_].output[p] + shardOffset * es;
       const char* own = in + (done + shardOffset) * es;
@@ -363,6 +367,7 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
   const bool nonTemporal =
       static_cast<size_t>(nranks_) * count * es >= options_.nonTemporalMinBytes;
   const bool inPlace = in == out + static_cast<size_t>(rank_) * count * es;
+  const bool learning = learnsSharing(count * es);
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();
@@ -370,9 +375,11 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
     copyBytes(arenas_[rank_].input[p], in + done * es, n * es, stores.streaming);
     bytesSent_ += n * es;
     publishStoreDecision(stores);
+    if (learning && done == 0) offerSharedBuffers(p, options_.inputFile.valid());
     publishInput();
     waitAllInputs();
     adoptStoreDecision();
+    if (learning && done == 0) learnSharedBuffers(p);
     for (int r = 0; r < nranks_; ++r) {
       copyBytes(out + (static_cast<size_t>(r) * count + done) * es, arenas_[r].input[p], n * es,
                 nonTemporal && !(inPlace && r == rank_));
@@ -395,6 +402,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
   // Out of place, this rank's own block is read from `in` where it is; in
   // place the reduction overwrites it as it goes, so it is copied in too.
   const bool readOwnInPlace = !overlaps(ownBlock, out, recvCount * es);
+  const bool learning = learnsSharing(recvCount * es);
   for (size_t done = 0; done < recvCount; done += perRound) {
     const size_t n = std::min(perRound, recvCount - done);
     const int p = beginRound();
@@ -407,9 +415,11 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
     }
     bytesSent_ += static_cast<uint64_t>(nranks_ - 1) * n * es;  // its own block stays
     publishStoreDecision(stores);
+    if (learning && done == 0) offerSharedBuffers(p, options_.inputFile.valid());
     publishInput();
     waitAllInputs();
     adoptStoreDecision();
+    if (learning && done == 0) learnSharedBuffers(p);
     reduceAll(out + done * es, static_cast<size_t>(rank_) * n * es, n, rc, p,
               readOwnInPlace ? ownBlock + done * es : nullptr);
     finishArenaRound(stores, roundBytes);

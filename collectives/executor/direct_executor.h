@@ -31,6 +31,11 @@
 
 namespace loom {
 
+/// Whether [a, a + bytes) and [b, b + bytes) share a byte.
+inline bool overlaps(const char* a, const char* b, size_t bytes) {
+  return a < b + bytes && b < a + bytes;
+}
+
 /// Bytes a single-copy reduction handles at a time: a block of each peer's
 /// contribution and the running sum stay in the core's L2 cache.
 inline constexpr size_t kSingleCopyBlockBytes = size_t{128} << 10;
@@ -63,6 +68,21 @@ class LeftRound : public Error {
                           round)) {}
 };
 
+/// Where only loomMemAlloc buffers are read in place across processes: whether
+/// the last call that single-copy could serve found every rank's buffers
+/// shared. Only then does a call try single-copy, since an exposure round that
+/// finds private buffers costs the arena rounds after it their alternation
+/// (a fifth of the bus bandwidth at 256 KiB). All-reduce, all-gather and
+/// reduce-scatter learn it free in their first arena round; broadcast and
+/// reduce, whose ranks do not all wait for each other there, try once every
+/// kSharedRetryCalls calls. Every rank makes the same calls, so it holds the
+/// same state.
+struct SharedBuffersState {
+  bool shared = false;
+  uint32_t untried = 0;  ///< calls since the last try
+};
+inline constexpr uint32_t kSharedRetryCalls = 16;
+
 struct DirectOptions {
   /// callFingerprint of this call, published with every round and compared
   /// with the peers'.
@@ -87,6 +107,9 @@ struct DirectOptions {
   /// the communicator (invalid where they are not).
   SharedFileRef inputFile;
   SharedFileRef outputFile;
+  /// Where !peersReadable: what the communicator knows of its ranks' buffers
+  /// (SharedBuffersState).
+  SharedBuffersState* sharedBuffers = nullptr;
   /// Scratch for single-copy reductions: at least 2 * kSingleCopyBlockBytes.
   std::span<char> scratch;
   /// How the arena rounds are written (arena_stores.h): the communicator's
@@ -158,7 +181,16 @@ class DirectExecutor {
                           int parity, const char* own);
 
   // Single-copy rounds (direct_single_copy.cc).
-  bool singleCopy(size_t bytes) const;
+  /// Whether this call of one rank's `bytes` runs single-copy (once per call:
+  /// it counts the calls of SharedBuffersState).
+  bool singleCopy(size_t bytes);
+  /// Whether a call's first arena round learns for sharedBuffers: single-copy
+  /// could serve the call if every rank's buffers were shared.
+  bool learnsSharing(size_t bytes) const;
+  /// In such a round: before publishInput, whether this rank's buffers
+  /// would serve (sharedOffer); after waitAllInputs, what every rank offered.
+  void offerSharedBuffers(int parity, bool offered);
+  void learnSharedBuffers(int parity);
   /// For ThreadSanitizer (core/race_annotations.h): what a publication
   /// orders, announced on an address every thread rank knows.
   const void* ownerToken(int r) const;
@@ -173,7 +205,10 @@ class DirectExecutor {
     const char* out;
     size_t outBytes;
     SharedFileRef outFile;
-    bool peersReadOutput;  ///< all-reduce's shards: peers read outputs too
+    /// All-reduce: peers read outputs too (the shards), and where buffers
+    /// are read in place only as shared files, every rank must be out of
+    /// place (in place, the arena measured faster between processes).
+    bool allReduce;
   };
   /// Starts a round that exposes the buffers and waits until every rank did;
   /// false if some rank cannot read what it needs (options_.peersReadable).

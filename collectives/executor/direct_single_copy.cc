@@ -60,8 +60,6 @@ Shard shardOf(size_t count, int nranks, int r, size_t es) {
   return {from, to - from};
 }
 
-bool overlaps(const char* a, const char* b, size_t bytes) { return a < b + bytes && b < a + bytes; }
-
 }  // namespace
 
 /// The address of rank r's segment header in rank r's process, which is also
@@ -80,8 +78,34 @@ void DirectExecutor::announceSeen() const {
   }
 }
 
-bool DirectExecutor::singleCopy(size_t bytes) const {
-  return options_.peers != nullptr && bytes > 0 && bytes >= options_.singleCopyMinBytes;
+bool DirectExecutor::singleCopy(size_t bytes) {
+  if (options_.peers == nullptr || bytes == 0 || bytes < options_.singleCopyMinBytes) return false;
+  if (options_.peersReadable) return true;
+  SharedBuffersState& state = *options_.sharedBuffers;
+  if (!state.shared && ++state.untried < kSharedRetryCalls) return false;
+  state.untried = 0;
+  return true;
+}
+
+bool DirectExecutor::learnsSharing(size_t bytes) const {
+  return options_.peers != nullptr && !options_.peersReadable && bytes > 0 &&
+         bytes >= options_.singleCopyMinBytes;
+}
+
+void DirectExecutor::offerSharedBuffers(int parity, bool offered) {
+  arenas_[rank_].header->sharedOffer[parity] = offered ? 1 : 0;
+}
+
+void DirectExecutor::learnSharedBuffers(int parity) {
+  // Read right after the round's inputs are seen: a peer rewrites this
+  // parity's offer only two rounds on, after this rank published the next.
+  bool shared = true;
+  for (int r = 0; r < nranks_ && shared; ++r) {
+    bool alone = true;
+    for (int q = 0; q < nranks_; ++q) alone = alone && options_.peers->sameProcess(q, r);
+    shared = alone || arenas_[r].header->sharedOffer[parity] != 0;
+  }
+  options_.sharedBuffers->shared = shared;
 }
 
 bool DirectExecutor::exposeBuffers(const Exposure& exposure) {
@@ -97,8 +121,15 @@ bool DirectExecutor::exposeBuffers(const Exposure& exposure) {
   announceSeen();
   if (!options_.peersReadable) {
     for (int r = 0; r < nranks_; ++r) {
-      if (!readableInPlace(r, false) || (exposure.peersReadOutput && !readableInPlace(r, true))) {
-        // Every rank finds the same from the same headers: all take the arena.
+      const SegmentHeader& h = *arenas_[r].header;
+      if (!readableInPlace(r, false) ||
+          (exposure.allReduce &&
+           (!readableInPlace(r, true) ||
+            overlaps(reinterpret_cast<const char*>(h.exposedInput),
+                     reinterpret_cast<const char*>(h.exposedOutput), exposure.inBytes)))) {
+        // Every rank finds the same from the same headers: all take the
+        // arena, and stop trying until an arena round sees shared buffers.
+        options_.sharedBuffers->shared = false;
         return false;
       }
     }
@@ -107,7 +138,7 @@ bool DirectExecutor::exposeBuffers(const Exposure& exposure) {
   peerOutput_.assign(static_cast<size_t>(nranks_), nullptr);
   for (int r = 0; r < nranks_; ++r) {
     peerInput_[static_cast<size_t>(r)] = localView(r, false, exposure.inBytes);
-    if (exposure.peersReadOutput) {
+    if (exposure.allReduce) {
       peerOutput_[static_cast<size_t>(r)] = localView(r, true, exposure.outBytes);
     }
   }

@@ -20,6 +20,7 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/unique_id.h"
 #include "collectives/algorithms.h"
+#include "collectives/executor/direct_executor.h"
 #include "collectives/executor/waiter.h"
 #include "collectives/plan.h"
 #include "comm/buffer_registry.h"
@@ -102,6 +103,8 @@ struct loomComm {
   /// only loomMemAlloc buffers registered here are read in place by ranks in
   /// other processes (DirectOptions::peersReadable).
   bool peersReadable = true;
+  /// Where !peersReadable: what single-copy calls found of the ranks' buffers.
+  loom::SharedBuffersState sharedBuffers;
   /// loomCommRegister's buffers.
   loom::BufferRegistry registry;
   /// The single-copy reduction's blocks: page-aligned, because the kernel's

@@ -284,12 +284,19 @@ std::pair<size_t, size_t> bufferElems(const Case& c, int nranks) {
 }
 
 /// LOOMTEST_SHARED_BUFFERS: "all" ranks' buffers come from loomMemAlloc,
-/// registered with the communicator, or only "rank0"'s (the others' private
-/// buffers then send every rank through the arena); unset: none.
-bool sharesBuffers(int rank) {
+/// registered with the communicator; only "rank0"'s (the others' private
+/// buffers then send every rank through the arena); or every rank's in two
+/// cases of three ("alternate": single-copy learnt, used, then given up);
+/// unset: none.
+bool sharesBuffers(int rank, size_t bytesPerRank) {
+  // Counts the cases the variant runs single-copy (from 4000 B), so that the
+  // pattern falls on them whatever the small cases between.
+  thread_local int cases = 0;  // this rank's, when ranks are threads
+  const int index = bytesPerRank >= 4000 ? cases++ : 0;
   const char* which = std::getenv("LOOMTEST_SHARED_BUFFERS");
   if (which == nullptr) return false;
-  return std::string(which) == "all" || (std::string(which) == "rank0" && rank == 0);
+  const std::string mode = which;
+  return mode == "all" || (mode == "rank0" && rank == 0) || (mode == "alternate" && index % 3 != 2);
 }
 
 }  // namespace
@@ -300,7 +307,7 @@ CaseResult runCase(const Case& c, int rank, int nranks, loomComm_t comm) {
   const size_t n = static_cast<size_t>(nranks);
   const auto [aElems, bElems] = bufferElems(c, nranks);
   // `a` is sendbuff (or the one in-place buffer), `b` is recvbuff.
-  const loomComm_t sharedWith = sharesBuffers(rank) ? comm : nullptr;
+  const loomComm_t sharedWith = sharesBuffers(rank, k * es) ? comm : nullptr;
   GuardedBuffer a(aElems * es, sharedWith);
   GuardedBuffer b(bElems * es, sharedWith);
   std::vector<Region> aRegions;

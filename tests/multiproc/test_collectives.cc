@@ -49,6 +49,10 @@ enum class Variant {
   /// Only rank 0's buffers shared: every rank finds that out from the
   /// exposure round, and all take the arena.
   SharedBuffersRank0,
+  /// Every rank's buffers shared in two cases of three: the arena learns
+  /// that they are shared, the next call runs single-copy, the third finds
+  /// them private and gives up.
+  SharedBuffersAlternate,
   /// Three link sets per peer (tcp), pieces of any size, small slots: the
   /// ring all-reduce, all-gather and reduce-scatter run as three independent
   /// rings, every other collective on channel 0 beside them.
@@ -86,6 +90,8 @@ std::string variantName(Variant v) {
       return "_shared";
     case Variant::SharedBuffersRank0:
       return "_shared_rank0";
+    case Variant::SharedBuffersAlternate:
+      return "_shared_alternate";
     case Variant::Channels:
       return "_channels";
   }
@@ -122,6 +128,8 @@ std::vector<std::pair<std::string, std::string>> variantEnv(Variant v) {
               {"LOOMTEST_SHARED_BUFFERS", "all"}};
     case Variant::SharedBuffersRank0:
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOMTEST_SHARED_BUFFERS", "rank0"}};
+    case Variant::SharedBuffersAlternate:
+      return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOMTEST_SHARED_BUFFERS", "alternate"}};
     case Variant::Channels:
       return {{"LOOM_ALGO", "ring"},
               {"LOOM_NCHANNELS", "3"},
@@ -287,6 +295,12 @@ INSTANTIATE_TEST_SUITE_P(SharedBuffers, Collectives,
 INSTANTIATE_TEST_SUITE_P(SharedBuffersRank0, Collectives,
                          testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {3},
                                                    kDirectCapable, Variant::SharedBuffersRank0,
+                                                   Scope::Reduced)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(SharedBuffersAlternate, Collectives,
+                         testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {2, 3},
+                                                   kDirectCapable, Variant::SharedBuffersAlternate,
                                                    Scope::Reduced)),
                          configName);
 

@@ -70,6 +70,11 @@ struct alignas(64) SegmentHeader {
   /// By round parity: the fingerprint of the call the round belongs to,
   /// written before inputSeq publishes the round (same cache line).
   uint64_t inputCall[2];
+  /// By round parity, in a call's first arena round where only loomMemAlloc
+  /// buffers are read in place: 1 if this rank's buffers are such, so every
+  /// rank learns alike whether the next call may run single-copy
+  /// (DirectOptions::buffersShared). Written before inputSeq publishes the round.
+  uint32_t sharedOffer[2];
   /// Rank 0's arena store decisions (ArenaStoreChoice::decision) by slot
   /// (arenaStoreSlot) and round parity, written before inputSeq publishes the
   /// round: by parity, so that a peer still reading round s's word cannot
