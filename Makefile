@@ -97,7 +97,7 @@ perf: build
 perf-plot: build
 	test -x .venv-perf/bin/python || python3 -m venv .venv-perf
 	.venv-perf/bin/python -c 'import matplotlib' 2>/dev/null || .venv-perf/bin/pip install -q matplotlib
-	BUILD_DIR=$(BUILD) bash perf/compare-mpi.sh --runs 3 --csv-dir $(BUILD)/compare-mpi \
+	BUILD_DIR=$(BUILD) bash perf/compare-mpi.sh --runs 3 --registered --csv-dir $(BUILD)/compare-mpi \
 	  --out $(BUILD)/compare-mpi/report.txt
 	.venv-perf/bin/python perf/plot_compare.py $(BUILD)/compare-mpi docs/img/allreduce_busbw.png
 

@@ -4,11 +4,13 @@
 # single-thread memcpy bandwidth as the ceiling a host all-reduce's copies run into.
 #
 #   perf/compare-mpi.sh [--max 256M] [--min 8] [--iters 20] [--warmup 5] [--ranks "2 4"]
-#                       [--runs 1] [--out FILE] [--csv-dir DIR]
+#                       [--runs 1] [--registered] [--out FILE] [--csv-dir DIR]
 # --runs N runs each side N times, alternating, and keeps each side's best time
 # per size (the machine is shared: single runs move by +-30 %).
-# --csv-dir keeps each side's CSV (loom_N.csv, mpi_N.csv) and the ceiling
-# (memcpy.txt) for perf/plot_compare.py.
+# --registered adds a third side: loom_perf -R 1, whose buffers come from
+# loomMemAlloc and are registered, so ranks read each other's in place.
+# --csv-dir keeps each side's CSV (loom_N.csv, mpi_N.csv, loomreg_N.csv) and
+# the ceiling (memcpy.txt) for perf/plot_compare.py.
 # Binaries come from $BUILD_DIR (default ./build): loomrun, perf/loom_perf, perf/mpi_perf.
 set -euo pipefail
 
@@ -20,6 +22,7 @@ ranks="2 4"
 runs=1
 out=""
 csv_dir=""
+registered=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --max) max="$2"; shift 2 ;;
@@ -30,7 +33,8 @@ while [[ $# -gt 0 ]]; do
     --runs) runs="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --csv-dir) csv_dir="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --registered) registered=1; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "compare-mpi.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -68,6 +72,12 @@ for n in $ranks; do
       tail -20 "$work/loom_$n.log" >&2
       status=1
     fi
+    if ((registered)) && ! "$loomrun" -n "$n" "$loom_perf" "${common[@]}" -R 1 \
+        --csv "$work/loomreg_$n.run$run" >"$work/loomreg_$n.log" 2>&1; then
+      echo "compare-mpi.sh: loom_perf -R 1 with $n ranks failed:" >&2
+      tail -20 "$work/loomreg_$n.log" >&2
+      status=1
+    fi
     echo "# run $run/$runs: mpi_perf under mpirun -np $n ..." >&2
     if ! GLIBC_TUNABLES="$mpi_tunables" mpirun -np "$n" --allow-run-as-root --oversubscribe \
         --bind-to none "$mpi_perf" "${common[@]}" --csv "$work/mpi_$n.run$run" \
@@ -78,7 +88,8 @@ for n in $ranks; do
     fi
   done
   # Each side's best run per size (the lowest time); a wrong value in any run counts.
-  for side in loom mpi; do
+  for side in loom mpi loomreg; do
+    ls "$work/${side}_$n".run* >/dev/null 2>&1 || continue
     cat "$work/${side}_$n".run* 2>/dev/null | awk -F, -v OFS=, '
       $1 !~ /^[0-9]+$/ { if (!header) header = $0; next }
       { wrong[$1] += $5; if (!($1 in best) || $2 < t[$1]) { best[$1] = $0; t[$1] = $2 } }
@@ -91,25 +102,35 @@ for n in $ranks; do
   {
     echo
     echo "# $n ranks (busbw factor 2(n-1)/n; ratio > 1 means Loom is better for busbw, < 1 for time)"
-    # Join the two CSVs on size; a size only one side measured is left out.
-    awk -F, -v ceiling="$ceiling" '
-      FNR == 1 { next }
-      NR == FNR { lt[$1] = $2; lb[$1] = $4; lw[$1] = $5; next }
+    # Join the CSVs on size; a size Loom or MPI did not measure is left out.
+    # The registered side (--registered) comes first, when there is one.
+    reg_csv="$work/loomreg_$n.csv"
+    [[ -s "$reg_csv" ]] || { reg_csv="$work/no_loomreg.csv"; echo header >"$reg_csv"; }
+    awk -F, -v ceiling="$ceiling" -v reg="$registered" '
+      FNR == 1 { file++; next }
+      file == 1 { rb[$1] = $4; rw[$1] = $5; next }
+      file == 2 { lt[$1] = $2; lb[$1] = $4; lw[$1] = $5; next }
       ($1 in lt) {
         br = ($4 > 0) ? lb[$1] / $4 : 0
         tr = ($2 > 0) ? lt[$1] / $2 : 0
-        printf "%12s %12.2f %12.2f %11.3f %11.3f %9.2f %9.2f %7s\n",
+        printf "%12s %12.2f %12.2f %11.3f %11.3f %9.2f %9.2f %7s",
                $1, lt[$1], $2, lb[$1], $4, br, tr, lw[$1] "/" $5
+        if (reg) printf " %11.3f %9.2f %6s", rb[$1], ($4 > 0) ? rb[$1] / $4 : 0, rw[$1]
+        printf "\n"
       }
       BEGIN {
-        printf "%12s %12s %12s %11s %11s %9s %9s %7s\n", "size(B)", "loom(us)", "mpi(us)",
+        printf "%12s %12s %12s %11s %11s %9s %9s %7s", "size(B)", "loom(us)", "mpi(us)",
                "loom_busbw", "mpi_busbw", "bw_ratio", "t_ratio", "wrong"
+        if (reg) printf " %11s %9s %6s", "reg_busbw", "reg_ratio", "wrong"
+        printf "\n"
       }
       END { printf "# busbw ceiling: memcpy %s GB/s\n", ceiling }
-    ' "$loom_csv" "$mpi_csv"
+    ' "$reg_csv" "$loom_csv" "$mpi_csv"
   } | tee -a "$report"
   # A wrong result on either side fails the run, like the perf binaries themselves.
-  if awk -F, 'FNR > 1 && $5 != 0 { bad = 1 } END { exit bad ? 0 : 1 }' "$loom_csv" "$mpi_csv"; then
+  checked=("$loom_csv" "$mpi_csv")
+  [[ -s "$work/loomreg_$n.csv" ]] && checked+=("$work/loomreg_$n.csv")
+  if awk -F, 'FNR > 1 && $5 != 0 { bad = 1 } END { exit bad ? 0 : 1 }' "${checked[@]}"; then
     echo "compare-mpi.sh: wrong results with $n ranks (see the wrong column)" >&2
     status=1
   fi

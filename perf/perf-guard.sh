@@ -6,7 +6,8 @@
 # limits, judged on the best of both). It fails only on a gross regression,
 # judged as a ratio to MPI measured minutes apart on the same machine:
 #   8 B          Loom's time  > 3.0 x MPI's
-#   1 MiB, 16 MiB Loom's busbw < 0.7 x MPI's
+#   1 MiB, 16 MiB Loom's busbw < 0.7 x MPI's, with ordinary buffers and with
+#                 loomMemAlloc buffers registered (loom_perf -R 1, rows "-R")
 # and prints the ratio table either way. The libloom under test is the
 # default build's: where the CUDA toolkit exists it is built with CUDA, so the
 # 8-byte row also shows that a host-only program pays nothing for CUDA being
@@ -40,7 +41,10 @@ measure() {
   local side="$1" n="$2" csv="$3"
   shift 3
   local log="$csv.log"
-  if [[ "$side" == loom ]]; then
+  if [[ "$side" == loomreg ]]; then
+    timeout 300 "$loomrun" -n "$n" "$loom_perf" "$@" -R 1 --csv "$csv" >"$log" 2>&1 || {
+      echo "perf-guard: loom_perf -R 1 ($n ranks, $*) failed:" >&2; tail -20 "$log" >&2; return 1; }
+  elif [[ "$side" == loom ]]; then
     timeout 300 "$loomrun" -n "$n" "$loom_perf" "$@" --csv "$csv" >"$log" 2>&1 || {
       echo "perf-guard: loom_perf ($n ranks, $*) failed:" >&2; tail -20 "$log" >&2; return 1; }
   else
@@ -53,7 +57,7 @@ measure() {
 }
 
 echo "# perf-guard: float sum all-reduce, best of $runs runs per side, $(nproc) cores, $(date -u +%F)"
-echo "# limits: 8 B time <= 3.0x MPI; 1 MiB and 16 MiB busbw >= 0.7x MPI"
+echo "# limits: 8 B time <= 3.0x MPI; 1 MiB and 16 MiB busbw >= 0.7x MPI (-R: registered buffers)"
 # Where the two cores sit relative to each other moves every figure below (on a
 # VM it changes by the minute).
 echo "# cache-line round trip between two processes: $(round_trip) us"
@@ -67,6 +71,7 @@ round() {
       measure "$side" "$n" "$work/$side.$n.small.$r.$i.csv" "${small[@]}" || ok=1
       measure "$side" "$n" "$work/$side.$n.large.$r.$i.csv" "${large[@]}" || ok=1
     done
+    measure loomreg "$n" "$work/loomreg.$n.large.$r.$i.csv" "${large[@]}" || ok=1
   done
   return "$ok"
 }
@@ -78,8 +83,10 @@ judge() {
   # Best per size and side: the lowest time, the highest busbw.
   cat "$work"/loom."$n".*.csv 2>/dev/null | awk -F, '$1 ~ /^[0-9]+$/' >"$work/loom.$n.all"
   cat "$work"/mpi."$n".*.csv 2>/dev/null | awk -F, '$1 ~ /^[0-9]+$/' >"$work/mpi.$n.all"
+  cat "$work"/loomreg."$n".*.csv 2>/dev/null | awk -F, '$1 ~ /^[0-9]+$/' >"$work/loomreg.$n.all"
   awk -F, '
-    NR == FNR { if (!($1 in lt) || $2 < lt[$1]) lt[$1] = $2; if ($4 > lb[$1]) lb[$1] = $4; next }
+    FILENAME == ARGV[1] { if (!($1 in lt) || $2 < lt[$1]) lt[$1] = $2; if ($4 > lb[$1]) lb[$1] = $4; next }
+    FILENAME == ARGV[2] { if (!($1 in rt) || $2 < rt[$1]) rt[$1] = $2; if ($4 > rb[$1]) rb[$1] = $4; next }
     { if (!($1 in mt) || $2 < mt[$1]) mt[$1] = $2; if ($4 > mb[$1]) mb[$1] = $4 }
     END {
       printf "%10s %10s %10s %10s %10s %8s %8s %6s\n", "size(B)", "loom(us)", "mpi(us)",
@@ -100,9 +107,20 @@ judge() {
         printf "%10d %10.2f %10.2f %10.3f %10.3f %8.2f %8.2f %6s\n", s, lt[s], mt[s], lb[s],
                mb[s], tr, br, verdict
       }
+      for (i = 1; i <= n; ++i) {
+        s = sizes[i]
+        if (s < 1048576) continue
+        if (!(s in rb)) { print "perf-guard: -R runs missing"; bad = 1; continue }
+        br = mb[s] > 0 ? rb[s] / mb[s] : 0
+        tr = mt[s] > 0 ? rt[s] / mt[s] : 0
+        verdict = br < 0.7 ? "FAIL" : "ok"
+        if (verdict == "FAIL") bad = 1
+        printf "%7d -R %10.2f %10.2f %10.3f %10.3f %8.2f %8.2f %6s\n", s, rt[s], mt[s], rb[s],
+               mb[s], tr, br, verdict
+      }
       if (n < 3) { print "perf-guard: sizes missing from the runs"; bad = 1 }
       exit bad
-    }' "$work/loom.$n.all" "$work/mpi.$n.all"
+    }' "$work/loom.$n.all" "$work/loomreg.$n.all" "$work/mpi.$n.all"
 }
 
 for n in $ranks; do

@@ -4,7 +4,8 @@
 usage: perf/plot_compare.py CSV_DIR OUTPUT_PNG
 
 CSV_DIR is what `perf/compare-mpi.sh --csv-dir CSV_DIR` kept: loom_N.csv and
-mpi_N.csv per rank count N (size,time_us,algbw,busbw,wrong) and memcpy.txt.
+mpi_N.csv per rank count N (size,time_us,algbw,busbw,wrong), loomreg_N.csv
+where it ran with --registered, and memcpy.txt.
 One panel per rank count. Needs matplotlib (`make perf-plot` makes a virtual
 environment with it).
 """
@@ -45,12 +46,17 @@ def main():
         sys.exit(f"no loom_N.csv in {folder}")
     fig, axes = plt.subplots(1, len(counts), figsize=(6 * len(counts), 4.2), squeeze=False)
     for ax, n in zip(axes[0], counts):
-        for side, style in (("loom", "o-"), ("mpi", "s--")):
+        names = {
+            "loom": "Loom",
+            "loomreg": "Loom, loomMemAlloc buffers (-R 1)",
+            "mpi": "Open MPI (MPI_Allreduce)",
+        }
+        for side, style in (("loom", "o-"), ("loomreg", "^-"), ("mpi", "s--")):
             path = folder / f"{side}_{n}.csv"
             if not path.exists():
                 continue
             rows = read(path)
-            name = "Loom" if side == "loom" else "Open MPI (MPI_Allreduce)"
+            name = names[side]
             ax.plot([r[0] for r in rows], [r[1] for r in rows], style, label=name, markersize=3)
         ax.axhline(ceiling, color="gray", linestyle=":", label=f"memcpy, 1 thread ({ceiling:.1f})")
         ax.set_xscale("log", base=2)

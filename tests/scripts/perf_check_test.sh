@@ -20,6 +20,17 @@ done
 for algo in ring tree direct; do
   LOOM_ALGO=$algo run "$BUILD/loomrun" -n 5 "$BUILD/perf/loom_perf" allreduce -b 4 -e 5M -f 9 -n 2 -w 1 -d float -o all
 done
+# Buffers from loomMemAlloc, registered (-R 1): ranks in other processes read
+# each other's in place once the first large call found them shared; two
+# ranks out of place from 16 MiB each sum the whole message.
+for coll in allreduce allgather reducescatter broadcast reduce; do
+  run "$BUILD/loomrun" -n 3 "$BUILD/perf/loom_perf" "$coll" -R 1 -b 1 -e 3M -f 7 -n 20 -w 1 -d all -o all
+done
+run "$BUILD/loomrun" -n 2 "$BUILD/perf/loom_perf" allreduce -R 1 -b 16M -e 20M -f 1.25 -n 3 -w 1 \
+  -d all -o all
+said=$(timeout 60 "$BUILD/loomrun" -n 2 "$BUILD/perf/loom_perf" allreduce -R 1 -b 1M -e 1M -n 1 -w 0)
+grep -q "^# buffers: from the library's allocator, registered" <<<"$said" ||
+  { echo "loom_perf -R 1 did not say its buffers are registered: $said" >&2; exit 1; }
 if command -v mpirun > /dev/null; then
   run mpirun -np 4 --allow-run-as-root --oversubscribe "$BUILD/perf/loom_perf" allreduce -b 8 -e 2M -f 8 -n 2 -w 1 -o all
 else
