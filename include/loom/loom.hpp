@@ -70,6 +70,75 @@ class Group {
   Group& operator=(const Group&) = delete;
 };
 
+/// `count` zeroed elements of T in loomMemAlloc's host memory, which ranks in
+/// other processes read in place once it is registered with their
+/// communicator (Comm::registerBuffer).
+template <typename T>
+class SharedArray {
+ public:
+  explicit SharedArray(size_t count) : count_(count) {
+    void* memory = nullptr;
+    check(loomMemAlloc(&memory, count * sizeof(T)));
+    data_ = static_cast<T*>(memory);
+  }
+  SharedArray(SharedArray&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
+  SharedArray& operator=(SharedArray&& other) noexcept {
+    if (this != &other) {
+      reset();
+      data_ = std::exchange(other.data_, nullptr);
+      count_ = std::exchange(other.count_, 0);
+    }
+    return *this;
+  }
+  SharedArray(const SharedArray&) = delete;
+  SharedArray& operator=(const SharedArray&) = delete;
+  ~SharedArray() { reset(); }
+
+  T* data() const { return data_; }
+  size_t size() const { return count_; }
+  T& operator[](size_t i) const { return data_[i]; }
+  std::span<T> span() const { return {data_, count_}; }
+
+ private:
+  void reset() {
+    if (data_ != nullptr) loomMemFree(data_);
+    data_ = nullptr;
+  }
+  T* data_ = nullptr;
+  size_t count_ = 0;
+};
+
+/// A buffer registered with a communicator until this is destroyed, which
+/// must happen before the communicator is.
+class Registration {
+ public:
+  Registration() = default;
+  Registration(loomComm_t comm, void* handle) : comm_(comm), handle_(handle) {}
+  Registration(Registration&& other) noexcept
+      : comm_(std::exchange(other.comm_, nullptr)),
+        handle_(std::exchange(other.handle_, nullptr)) {}
+  Registration& operator=(Registration&& other) noexcept {
+    if (this != &other) {
+      reset();
+      comm_ = std::exchange(other.comm_, nullptr);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+  ~Registration() { reset(); }
+
+ private:
+  void reset() {
+    if (comm_ != nullptr) loomCommDeregister(comm_, handle_);
+    comm_ = nullptr;
+  }
+  loomComm_t comm_ = nullptr;
+  void* handle_ = nullptr;
+};
+
 /// Owns a loomComm_t.
 class Comm {
  public:
@@ -124,6 +193,15 @@ class Comm {
     loomComm_t raw = nullptr;
     check(loomCommSplit(comm_, color, key, &raw));
     return Comm(raw);
+  }
+  /// Registers `buffer` (loomCommRegister): from a SharedArray, this
+  /// communicator's large calls on it read it in place from other processes.
+  template <typename T>
+  Registration registerBuffer(std::span<T> buffer) const {
+    void* handle = nullptr;
+    check(loomCommRegister(comm_, const_cast<std::remove_const_t<T>*>(buffer.data()),
+                           buffer.size_bytes(), &handle));
+    return Registration(comm_, handle);
   }
   /// Every live rank's calls on this communicator return loomRevoked.
   void revoke() const { check(loomCommRevoke(comm_)); }
