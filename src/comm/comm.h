@@ -103,6 +103,9 @@ struct loomComm {
   /// only loomMemAlloc buffers registered here are read in place by ranks in
   /// other processes (DirectOptions::peersReadable).
   bool peersReadable = true;
+  /// Every rank can map the other processes' loomMemAlloc buffers (probed at
+  /// creation), so registered ones are offered to peers.
+  bool mapsSharedBuffers = false;
   /// Where !peersReadable: what single-copy calls found of the ranks' buffers.
   loom::SharedBuffersState sharedBuffers;
   /// loomCommRegister's buffers.

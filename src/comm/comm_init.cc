@@ -201,25 +201,30 @@ void setUpSingleCopy(Comm& comm, Deadline deadline) {
   std::unique_ptr<void, FreeSharedBuffer> probe(oneProcess ? nullptr : allocateSharedBuffer(0));
   const bool maps =
       oneProcess || canMapPeersSharedBuffers(comm, *peers, probe.get(), deadline, &mapWhy);
-  const std::string verdict = peers->everyPeerReadable() ? "1"
-                              : maps                     ? "2:" + why
-                                                         : "0:" + why + "; " + mapWhy;
+  // Two flags and why not: every peer readable whatever its buffers (threads,
+  // cross-memory attach), and every other process's shared buffers mappable.
+  const bool readable = peers->everyPeerReadable();
+  const std::string verdict = std::string(readable ? "1" : "0") + (maps ? "1" : "0") + ":" +
+                              (readable ? "" : why) + (maps ? "" : "; " + mapWhy);
   const auto all = comm.bootstrap->allGather(verdict, deadline);
   probe.reset();
-  const auto refused =
-      std::find_if(all.begin(), all.end(), [](const std::string& a) { return a[0] == '0'; });
-  if (refused != all.end()) {
+  const auto firstWithout = [&](size_t flag) {
+    return std::find_if(all.begin(), all.end(),
+                        [&](const std::string& a) { return a[flag] != '1'; });
+  };
+  const auto unreadable = firstWithout(0);
+  const auto unmappable = firstWithout(1);
+  if (unreadable != all.end() && unmappable != all.end()) {
     if (comm.rank == 0) {
       LOOM_INFO(
           "large messages copy through the shared arena: rank {} cannot read its peers' "
           "buffers in place ({})",
-          refused - all.begin(), refused->substr(2));
+          unreadable - all.begin(), unreadable->substr(3));
     }
     return;
   }
-  const auto partly =
-      std::find_if(all.begin(), all.end(), [](const std::string& a) { return a[0] == '2'; });
-  comm.peersReadable = partly == all.end();
+  comm.peersReadable = unreadable == all.end();
+  comm.mapsSharedBuffers = unmappable == all.end();
   comm.peerMemory = std::move(peers);
   comm.singleCopyScratch = PageAlignedBuffer(2 * kSingleCopyBlockBytes);
   if (comm.rank == 0) {
@@ -232,7 +237,7 @@ void setUpSingleCopy(Comm& comm, Deadline deadline) {
           "messages of {} B and more read peers' buffers in place where they are loomMemAlloc "
           "buffers registered with the communicator; others copy through the shared arena "
           "(rank {}: {})",
-          comm.config.singleCopyMinBytes, partly - all.begin(), partly->substr(2));
+          comm.config.singleCopyMinBytes, unreadable - all.begin(), unreadable->substr(3));
     } else {
       LOOM_INFO("messages of {} B and more read peers' buffers in place ({})",
                 comm.config.singleCopyMinBytes,

@@ -103,7 +103,7 @@ void runDirect(Comm& comm, const Operation& op, uint64_t sequence, Waiter& waite
     options.scratch = comm.singleCopyScratch.span();
     options.peersReadable = comm.peersReadable;
     options.sharedBuffers = &comm.sharedBuffers;
-    if (!comm.registry.empty()) findSharedFiles(comm, op, options);
+    if (comm.mapsSharedBuffers && !comm.registry.empty()) findSharedFiles(comm, op, options);
   }
   DirectExecutor direct(comm.arenas, comm.rank, comm.shm->arenaBytes(), comm.directRound, waiter,
                         options);

@@ -53,6 +53,9 @@ enum class Variant {
   /// that they are shared, the next call runs single-copy, the third finds
   /// them private and gives up.
   SharedBuffersAlternate,
+  /// Cross-memory attach allowed, only rank 0's buffers shared: in one call
+  /// rank 0's are read through mappings and the others' by process_vm_readv.
+  SharedBuffersCma,
   /// Three link sets per peer (tcp), pieces of any size, small slots: the
   /// ring all-reduce, all-gather and reduce-scatter run as three independent
   /// rings, every other collective on channel 0 beside them.
@@ -92,6 +95,8 @@ std::string variantName(Variant v) {
       return "_shared_rank0";
     case Variant::SharedBuffersAlternate:
       return "_shared_alternate";
+    case Variant::SharedBuffersCma:
+      return "_shared_cma";
     case Variant::Channels:
       return "_channels";
   }
@@ -130,6 +135,11 @@ std::vector<std::pair<std::string, std::string>> variantEnv(Variant v) {
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOMTEST_SHARED_BUFFERS", "rank0"}};
     case Variant::SharedBuffersAlternate:
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOMTEST_SHARED_BUFFERS", "alternate"}};
+    case Variant::SharedBuffersCma:
+      return {{"LOOM_SINGLE_COPY_MIN", "4000"},
+              {"LOOM_NONTEMPORAL_MIN", "4000"},
+              {"LOOM_CMA", "1"},
+              {"LOOMTEST_SHARED_BUFFERS", "rank0"}};
     case Variant::Channels:
       return {{"LOOM_ALGO", "ring"},
               {"LOOM_NCHANNELS", "3"},
@@ -301,6 +311,12 @@ INSTANTIATE_TEST_SUITE_P(SharedBuffersRank0, Collectives,
 INSTANTIATE_TEST_SUITE_P(SharedBuffersAlternate, Collectives,
                          testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {2, 3},
                                                    kDirectCapable, Variant::SharedBuffersAlternate,
+                                                   Scope::Reduced)),
+                         configName);
+
+INSTANTIATE_TEST_SUITE_P(SharedBuffersCma, Collectives,
+                         testing::ValuesIn(configs(Launch::Processes, Transport::Shm, {2, 3},
+                                                   kDirectCapable, Variant::SharedBuffersCma,
                                                    Scope::Reduced)),
                          configName);
 
