@@ -548,24 +548,30 @@ INSTANTIATE_TEST_SUITE_P(Fault, FaultKill, testing::ValuesIn(kAllKinds),
                            return std::string(kindName(info.param));
                          });
 
+/// Kill plans inside every single-copy collective (Mid: where the reads are),
+/// `repeats()` of each, seeds from `seedBase`.
+std::vector<KillPlan> midSingleCopyPlans(uint64_t seedBase) {
+  const Kind kinds[] = {Kind::AllReduceLarge, Kind::AllGather, Kind::ReduceScatter, Kind::Broadcast,
+                        Kind::Reduce};
+  std::vector<KillPlan> plans;
+  for (int rep = 0; rep < repeats(); ++rep) {
+    for (Kind kind : kinds) {
+      const uint64_t seed = mixSeed(baseSeed(), seedBase + static_cast<uint64_t>(kind) * 10 + rep);
+      KillPlan p = makeKillPlan(kind, Transport::Shm, seed);
+      p.mode = KillMode::Mid;
+      plans.push_back(p);
+    }
+  }
+  return plans;
+}
+
 // A rank killed while its peers read its buffers in place (single-copy rounds
 // with cross-memory attach): every survivor gets a RemoteError naming the
 // victim, none crashes, and no survivor completes a call with what it read
 // from a process that is gone. Mid-call kills of the large kinds land in
 // the middle of process_vm_readv loops.
 TEST(FaultKillSingleCopy, SurvivorsGetRemoteErrorNotACrash) {
-  const Kind kinds[] = {Kind::AllReduceLarge, Kind::AllGather, Kind::ReduceScatter, Kind::Broadcast,
-                        Kind::Reduce};
-  std::vector<KillPlan> plans;
-  for (int rep = 0; rep < repeats(); ++rep) {
-    for (Kind kind : kinds) {
-      const uint64_t seed = mixSeed(baseSeed(), 77000 + static_cast<uint64_t>(kind) * 10 + rep);
-      KillPlan p = makeKillPlan(kind, Transport::Shm, seed);
-      p.mode = KillMode::Mid;  // inside a call, where the reads are
-      plans.push_back(p);
-    }
-  }
-  runKillPlans(plans, {{"LOOM_CMA", "1"}, {"LOOM_SINGLE_COPY_MIN", "64K"}});
+  runKillPlans(midSingleCopyPlans(77000), {{"LOOM_CMA", "1"}, {"LOOM_SINGLE_COPY_MIN", "64K"}});
 }
 
 // The same with every rank's buffers from loomMemAlloc, registered, and no
@@ -573,19 +579,8 @@ TEST(FaultKillSingleCopy, SurvivorsGetRemoteErrorNotACrash) {
 // mappings, which outlive it, so a kill mid-read must end in a RemoteError
 // naming the victim, never in a crash or a completed call.
 TEST(FaultKillSharedBuffers, SurvivorsGetRemoteErrorNotACrash) {
-  const Kind kinds[] = {Kind::AllReduceLarge, Kind::AllGather, Kind::ReduceScatter, Kind::Broadcast,
-                        Kind::Reduce};
-  std::vector<KillPlan> plans;
-  for (int rep = 0; rep < repeats(); ++rep) {
-    for (Kind kind : kinds) {
-      const uint64_t seed = mixSeed(baseSeed(), 78000 + static_cast<uint64_t>(kind) * 10 + rep);
-      KillPlan p = makeKillPlan(kind, Transport::Shm, seed);
-      p.mode = KillMode::Mid;
-      plans.push_back(p);
-    }
-  }
   runKillPlans(
-      plans,
+      midSingleCopyPlans(78000),
       {{"LOOM_CMA", "0"}, {"LOOM_SINGLE_COPY_MIN", "64K"}, {"LOOMTEST_SHARED_BUFFERS", "all"}});
 }
 
