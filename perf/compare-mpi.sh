@@ -105,7 +105,7 @@ for n in $ranks; do
     # Join the CSVs on size; a size Loom or MPI did not measure is left out.
     # The registered side (--registered) comes first, when there is one.
     reg_csv="$work/loomreg_$n.csv"
-    [[ -s "$reg_csv" ]] || { reg_csv="$work/no_loomreg.csv"; echo header >"$reg_csv"; }
+    [[ -s "$reg_csv" ]] || { reg_csv="$work/no_loomreg.txt"; echo header >"$reg_csv"; }
     awk -F, -v ceiling="$ceiling" -v reg="$registered" '
       FNR == 1 { file++; next }
       file == 1 { rb[$1] = $4; rw[$1] = $5; next }

@@ -35,7 +35,8 @@ DirectExecutor::DirectExecutor(std::span<const ArenaView> arenas, int rank, size
       arenaBytes_(arenaBytes),
       round_(round),
       waiter_(waiter),
-      options_(options) {}
+      options_(options),
+      roundCall_(options.call) {}
 
 namespace {
 
@@ -136,7 +137,7 @@ void DirectExecutor::ringPeers() {
 
 void DirectExecutor::publishInput() {
   SegmentHeader& mine = *arenas_[rank_].header;
-  mine.inputCall[round_ & 1] = options_.call;
+  mine.inputCall[round_ & 1] = roundCall_;
   mine.inputSeq.store(round_, std::memory_order_release);
   ringPeers();
 }
@@ -293,7 +294,7 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     allReduceSmall(in, out, count, es, rc);
     return;
   }
-  if (singleCopy(count * es) &&
+  if (singleCopy(count * es, true) &&
       runSingleCopy([&] { return singleCopyAllReduce(in, out, count, es, rc); }))
     return;
   const size_t perRound = arenaBytes_ / es;
@@ -359,7 +360,7 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
     if (in != out) std::memmove(out, in, count * es);
     return;
   }
-  if (singleCopy(count * es) &&
+  if (singleCopy(count * es, true) &&
       runSingleCopy([&] { return singleCopyAllGather(in, out, count, es); }))
     return;
   // As for all-reduce: past the cache from LOOM_NONTEMPORAL_MIN of output,
@@ -394,7 +395,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
     reduceAlone(in, out, recvCount, es, rc);
     return;
   }
-  if (singleCopy(recvCount * es) &&
+  if (singleCopy(recvCount * es, true) &&
       runSingleCopy([&] { return singleCopyReduceScatter(in, out, recvCount, es, rc); }))
     return;
   const size_t perRound = std::max<size_t>(1, arenaBytes_ / es / nranks_);
@@ -429,7 +430,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
 void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t es, int root) {
   if (rank_ == root && in != out) std::memmove(out, in, count * es);
   if (nranks_ == 1) return;
-  if (singleCopy(count * es) &&
+  if (singleCopy(count * es, false) &&
       runSingleCopy([&] { return singleCopyBroadcast(out, count, es, root); }))
     return;
   const size_t perRound = arenaBytes_ / es;
@@ -456,7 +457,7 @@ void DirectExecutor::reduce(const char* in, char* out, size_t count, size_t es,
     reduceAlone(in, out, count, es, rc);
     return;
   }
-  if (singleCopy(count * es) &&
+  if (singleCopy(count * es, false) &&
       runSingleCopy([&] { return singleCopyReduce(in, out, count, es, rc, root); }))
     return;
   const size_t perRound = arenaBytes_ / es;

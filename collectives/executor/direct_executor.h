@@ -13,7 +13,8 @@
 // round of parity p). That one rule makes reuse safe for every collective.
 //
 // Large messages skip the arena where every peer's memory can be read in place
-// (direct_single_copy.cc): ranks publish the addresses of their own buffers
+// (direct_single_copy.cc): threads of one process, registered loomMemAlloc
+// buffers, or cross-memory attach. Ranks publish where their own buffers are
 // instead of copying them, and read each other's directly.
 #pragma once
 
@@ -44,6 +45,9 @@ inline constexpr size_t kSingleCopyBlockBytes = size_t{128} << 10;
 /// instead of mixing their data: a fingerprint of the call; never 0.
 uint64_t callFingerprint(Collective collective, size_t count, DataType type, ReduceOp op, int root);
 
+/// The call a single-copy exposure round publishes: `call` tagged, never 0.
+uint64_t exposureCall(uint64_t call);
+
 /// A peer published this round for a different call (collective, count,
 /// type, op or root differ, or it took another path). InvalidUsage; the
 /// communicator names both calls.
@@ -69,14 +73,14 @@ class LeftRound : public Error {
 };
 
 /// Where only loomMemAlloc buffers are read in place across processes: whether
-/// the last call that single-copy could serve found every rank's buffers
-/// shared. Only then does a call try single-copy, since an exposure round that
-/// finds private buffers costs the arena rounds after it their alternation
-/// (a fifth of the bus bandwidth at 256 KiB). All-reduce, all-gather and
-/// reduce-scatter learn it free in their first arena round; broadcast and
-/// reduce, whose ranks do not all wait for each other there, try once every
-/// kSharedRetryCalls calls. Every rank makes the same calls, so it holds the
-/// same state.
+/// the last call of a collective that single-copy could serve found every
+/// rank's buffers shared (one state per collective). Only then does a call
+/// try single-copy, since an exposure round that finds private buffers costs
+/// the arena rounds after it their alternation (a fifth of the bus bandwidth
+/// at 256 KiB). All-reduce, all-gather and reduce-scatter learn it free in
+/// their first arena round; broadcast and reduce, whose ranks do not all wait
+/// for each other there, try once every kSharedRetryCalls calls. Every rank
+/// makes the same calls, so it holds the same state.
 struct SharedBuffersState {
   bool shared = false;
   uint32_t untried = 0;  ///< calls since the last try
@@ -153,7 +157,7 @@ class DirectExecutor {
   void waitInput(int rank);
   /// Throws CallMismatch unless rank r's round belongs to this call.
   void checkSameCall(int r, uint64_t theirs) const {
-    if (theirs != options_.call) throw CallMismatch(r);
+    if (theirs != roundCall_) throw CallMismatch(r);
   }
   void waitAllInputs();
   void waitAllOutputs();
@@ -182,8 +186,10 @@ class DirectExecutor {
 
   // Single-copy rounds (direct_single_copy.cc).
   /// Whether this call of one rank's `bytes` runs single-copy (once per call:
-  /// it counts the calls of SharedBuffersState).
-  bool singleCopy(size_t bytes);
+  /// it counts the calls of SharedBuffersState). `learnsInArena`: the
+  /// collective learns whether buffers are shared in its arena rounds, so it
+  /// never tries blind.
+  bool singleCopy(size_t bytes, bool learnsInArena);
   /// Whether a call's first arena round learns for sharedBuffers: single-copy
   /// could serve the call if every rank's buffers were shared.
   bool learnsSharing(size_t bytes) const;
@@ -272,6 +278,9 @@ class DirectExecutor {
   /// Not a copy, for the reason Waiter keeps its label by reference.
   const DirectOptions& options_;
   uint64_t bytesSent_ = 0;  // written into this rank's shared regions for peers
+  /// What this round publishes as its call: options_.call, tagged in a
+  /// single-copy exposure round (exposureCall).
+  uint64_t roundCall_;
   /// This single-copy round's peer buffers as addresses here, by rank
   /// (localView); filled by exposeBuffers.
   std::vector<const char*> peerInput_;

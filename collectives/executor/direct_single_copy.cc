@@ -1,7 +1,8 @@
 // Single-copy rounds of the direct algorithm. Instead of copying its message
 // into its shared arena, each rank publishes the addresses of its own buffers
 // and reads its peers' buffers where they are (plain pointers between
-// threads, process_vm_readv between processes: transports/shm/peer_memory.h).
+// threads, its own mapping of a peer's loomMemAlloc buffer, process_vm_readv
+// between processes: transports/shm/peer_memory.h).
 //
 // An all-reduce then moves each byte about twice per rank instead of five
 // times: each rank reduces its shard straight from every rank's input (a
@@ -78,13 +79,20 @@ void DirectExecutor::announceSeen() const {
   }
 }
 
-bool DirectExecutor::singleCopy(size_t bytes) {
+bool DirectExecutor::singleCopy(size_t bytes, bool learnsInArena) {
   if (options_.peers == nullptr || bytes == 0 || bytes < options_.singleCopyMinBytes) return false;
   if (options_.peersReadable) return true;
   SharedBuffersState& state = *options_.sharedBuffers;
-  if (!state.shared && ++state.untried < kSharedRetryCalls) return false;
+  if (state.shared) return true;
+  if (learnsInArena || ++state.untried < kSharedRetryCalls) return false;
   state.untried = 0;
   return true;
+}
+
+uint64_t exposureCall(uint64_t call) {
+  constexpr uint64_t kTag = 0x5349474e4c434f50ULL;  // "SINGLCOP"
+  const uint64_t tagged = call ^ kTag;
+  return tagged != 0 ? tagged : kTag;  // fingerprints are never 0
 }
 
 bool DirectExecutor::learnsSharing(size_t bytes) const {
@@ -110,6 +118,10 @@ void DirectExecutor::learnSharedBuffers(int parity) {
 
 bool DirectExecutor::exposeBuffers(const Exposure& exposure) {
   beginRound();
+  // Tagged: were the ranks ever to disagree on taking single-copy, a peer's
+  // arena round for the same call then fails as a mismatch instead of being
+  // read as this round.
+  roundCall_ = exposureCall(options_.call);
   SegmentHeader& mine = *arenas_[rank_].header;
   mine.exposedInput = reinterpret_cast<uint64_t>(exposure.in);
   mine.exposedOutput = reinterpret_cast<uint64_t>(exposure.out);
@@ -118,6 +130,7 @@ bool DirectExecutor::exposeBuffers(const Exposure& exposure) {
   announcePublished();
   publishInput();  // releases the addresses with the round number
   waitAllInputs();
+  roundCall_ = options_.call;
   announceSeen();
   if (!options_.peersReadable) {
     for (int r = 0; r < nranks_; ++r) {
@@ -134,6 +147,9 @@ bool DirectExecutor::exposeBuffers(const Exposure& exposure) {
       }
     }
   }
+  if (!options_.peersReadable) options_.sharedBuffers->shared = true;
+  // Only here: no address mapShared gave out is in use between rounds.
+  options_.peers->dropFreedMappings();
   peerInput_.assign(static_cast<size_t>(nranks_), nullptr);
   peerOutput_.assign(static_cast<size_t>(nranks_), nullptr);
   for (int r = 0; r < nranks_; ++r) {

@@ -7,6 +7,7 @@
 #error "loom/loom.hpp needs C++20 (std::span): compile with -std=c++20, or use loom/loom.h"
 #endif
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -77,6 +78,10 @@ template <typename T>
 class SharedArray {
  public:
   explicit SharedArray(size_t count) : count_(count) {
+    if (count > SIZE_MAX / sizeof(T)) {
+      throw Exception(loomInvalidArgument,
+                      "SharedArray: " + std::to_string(count) + " elements do not fit in memory");
+    }
     void* memory = nullptr;
     check(loomMemAlloc(&memory, count * sizeof(T)));
     data_ = static_cast<T*>(memory);

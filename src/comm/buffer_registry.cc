@@ -56,14 +56,20 @@ void BufferRegistry::remove(void* handle) {
   entries_.erase(it);
 }
 
-SharedFileRef BufferRegistry::find(const void* ptr, size_t bytes) const {
+SharedFileRef BufferRegistry::find(const void* ptr, size_t bytes) {
   const auto* at = static_cast<const char*>(ptr);
   for (const auto& e : entries_) {
     if (!e->file.valid() || at < e->begin || at > e->begin + e->bytes ||
         bytes > static_cast<size_t>(e->begin + e->bytes - at)) {
       continue;
     }
-    if (e->header->freed.load(std::memory_order_acquire) != 0) continue;
+    if (e->header->freed.load(std::memory_order_acquire) != 0) {
+      // Freed without being deregistered: its file need not live on for this.
+      munmap(const_cast<SharedBufferHeader*>(e->header), sharedBufferPage());
+      e->header = nullptr;
+      e->file = {};
+      continue;
+    }
     SharedFileRef ref = e->file;
     ref.offset += static_cast<uint64_t>(at - e->begin);
     return ref;

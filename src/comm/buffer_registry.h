@@ -25,8 +25,9 @@ class BufferRegistry {
   /// InvalidArgument for a handle this registry did not give (or already took back).
   void remove(void* handle);
   /// Where [ptr, ptr + bytes) lies in a registered loomMemAlloc allocation
-  /// that is not freed; invalid where it does not.
-  SharedFileRef find(const void* ptr, size_t bytes) const;
+  /// that is not freed; invalid where it does not. Lets go of what it holds
+  /// of allocations it finds freed.
+  SharedFileRef find(const void* ptr, size_t bytes);
   bool empty() const { return entries_.empty(); }
 
  private:

@@ -106,8 +106,9 @@ struct loomComm {
   /// Every rank can map the other processes' loomMemAlloc buffers (probed at
   /// creation), so registered ones are offered to peers.
   bool mapsSharedBuffers = false;
-  /// Where !peersReadable: what single-copy calls found of the ranks' buffers.
-  loom::SharedBuffersState sharedBuffers;
+  /// Where !peersReadable: what single-copy calls found of the ranks'
+  /// buffers, one state per direct collective (sharedBuffersSlot).
+  std::array<loom::SharedBuffersState, 5> sharedBuffers;
   /// loomCommRegister's buffers.
   loom::BufferRegistry registry;
   /// The single-copy reduction's blocks: page-aligned, because the kernel's

@@ -155,16 +155,19 @@ void connectLinks(Comm& comm, Deadline deadline) {
 /// maps every peer's in another process. `why` says why not.
 bool canMapPeersSharedBuffers(Comm& comm, const PeerMemory& peers, const void* probe,
                               Deadline deadline, std::string* why) {
-  const auto* header = findSharedBuffer(probe, 0);
+  const auto* header = probe == nullptr ? nullptr : findSharedBuffer(probe, 0);
   const std::string mine = header == nullptr ? "" : fmt::format("{} {}", header->fd, header->inode);
   const auto all = comm.bootstrap->allGather(mine, deadline);
   bool ok = true;
   for (int r = 0; r < comm.nranks && ok; ++r) {
     if (peers.sameProcess(r, comm.rank)) continue;
     SharedFileRef ref;
-    ok = std::sscanf(all[static_cast<size_t>(r)].c_str(), "%" SCNd32 " %" SCNu64, &ref.fd,
-                     &ref.inode) == 2 &&
-         peers.canMap(r, ref, why);
+    if (std::sscanf(all[static_cast<size_t>(r)].c_str(), "%" SCNd32 " %" SCNu64, &ref.fd,
+                    &ref.inode) != 2) {
+      if (why->empty()) *why = fmt::format("rank {} has no shared buffer to map", r);
+      return false;
+    }
+    ok = peers.canMap(r, ref, why);
   }
   return ok;
 }
@@ -198,9 +201,18 @@ void setUpSingleCopy(Comm& comm, Deadline deadline) {
   for (int r = 0; r < comm.nranks; ++r) oneProcess = oneProcess && peers->sameProcess(r, 0);
   std::string mapWhy;
   // Kept until every rank has tried to map it: the agreement below.
-  std::unique_ptr<void, FreeSharedBuffer> probe(oneProcess ? nullptr : allocateSharedBuffer(0));
+  std::unique_ptr<void, FreeSharedBuffer> probe;
+  if (!oneProcess) {
+    try {
+      probe.reset(allocateSharedBuffer(0));
+    } catch (const Error& e) {
+      // Still takes part in the exchange (as unmappable), so no peer waits.
+      mapWhy = fmt::format("rank {} cannot allocate a shared buffer: {}", comm.rank, e.what());
+    }
+  }
   const bool maps =
-      oneProcess || canMapPeersSharedBuffers(comm, *peers, probe.get(), deadline, &mapWhy);
+      oneProcess ||
+      (canMapPeersSharedBuffers(comm, *peers, probe.get(), deadline, &mapWhy) && probe != nullptr);
   // Two flags and why not: every peer readable whatever its buffers (threads,
   // cross-memory attach), and every other process's shared buffers mappable.
   const bool readable = peers->everyPeerReadable();

@@ -110,5 +110,18 @@ TEST(CallFingerprint, IsNeverZeroAndTheSameOnEveryCall) {
             callFingerprint(Collective::AllGather, SIZE_MAX, DataType::Float64, ReduceOp::Min, -1));
 }
 
+TEST(CallFingerprint, AnExposureRoundNeverPassesForAnArenaRound) {
+  // A single-copy exposure round publishes the call tagged, so a rank that
+  // took the arena for the same call sees a mismatch, not a round of its own.
+  for (size_t count = 0; count < 2000; ++count) {
+    const uint64_t call =
+        callFingerprint(Collective::AllReduce, count, DataType::Float32, ReduceOp::Sum, 0);
+    EXPECT_NE(exposureCall(call), call) << count;
+    EXPECT_NE(exposureCall(call), 0u) << count;
+    EXPECT_EQ(exposureCall(call), exposureCall(call));
+  }
+  EXPECT_NE(exposureCall(exposureCall(1)), 0u);
+}
+
 }  // namespace
 }  // namespace loom

@@ -128,8 +128,13 @@ TEST(PeerMemory, MapsAPeersSharedBufferAndChecksWhatItMaps) {
   EXPECT_NE(why, "");
   EXPECT_EQ(codeOf([&] { memory.mapShared(1, ref, size_t{1} << 30); }), ErrorCode::RemoteError);
 
+  const char before = mapped[19996];
   freeSharedBuffer(p);
-  // The owner freed it: the mapping is let go, and a new one finds no file.
+  // The owner freed it: what mapShared gave stays readable until the next
+  // round lets freed mappings go; after that a new map finds no file.
+  EXPECT_EQ(mapped[19996], before);
+  EXPECT_EQ(memory.mapShared(1, ref, 1), mapped);
+  memory.dropFreedMappings();
   EXPECT_EQ(codeOf([&] { memory.mapShared(1, ref, 1); }), ErrorCode::RemoteError);
 }
 

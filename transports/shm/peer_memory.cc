@@ -59,16 +59,26 @@ PeerMemory::Mapping PeerMemory::mapFile(int peer, const SharedFileRef& ref) cons
   const std::string path = fmt::format("/proc/{}/fd/{}", pid, ref.fd);
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    raise(ErrorCode::RemoteError, "rank {}: cannot open rank {}'s shared buffer ({}): {}", rank_,
-          peer, path, std::strerror(errno));
+    const int error = errno;
+    // Out of descriptors or memory is this process's trouble, not the peer's.
+    const bool local = error == EMFILE || error == ENFILE || error == ENOMEM;
+    raise(local ? ErrorCode::SystemError : ErrorCode::RemoteError,
+          "rank {}: cannot open rank {}'s shared buffer ({}): {}", rank_, peer, path,
+          std::strerror(error));
   }
   struct stat st {};
   void* base = MAP_FAILED;
+  int mapError = 0;
   if (fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_ino) == ref.inode &&
       static_cast<size_t>(st.st_size) >= sharedBufferPage()) {
     base = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) mapError = errno;
   }
   close(fd);
+  if (mapError != 0) {
+    raise(ErrorCode::SystemError, "rank {}: cannot map rank {}'s shared buffer of {} bytes: {}",
+          rank_, peer, st.st_size, std::strerror(mapError));
+  }
   const auto* header = static_cast<const SharedBufferHeader*>(base);
   if (base == MAP_FAILED || header->magic != kSharedBufferMagic || header->inode != ref.inode) {
     if (base != MAP_FAILED) munmap(base, static_cast<size_t>(st.st_size));
@@ -99,7 +109,6 @@ void PeerMemory::dropFreedMappings() const {
 }
 
 const char* PeerMemory::mapShared(int peer, const SharedFileRef& ref, size_t bytes) const {
-  dropFreedMappings();
   auto it = std::find_if(mappings_.begin(), mappings_.end(),
                          [&](const Mapping& m) { return m.peer == peer && m.inode == ref.inode; });
   if (it == mappings_.end()) {

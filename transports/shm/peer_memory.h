@@ -59,9 +59,13 @@ class PeerMemory {
   /// at creation; `why` (if given) says why not.
   bool canMap(int peer, const SharedFileRef& ref, std::string* why) const;
   /// The first of `bytes` bytes of `peer`'s shared buffer `ref`, mapped
-  /// read-only here (kept across calls; mappings of buffers their owner freed
-  /// are let go first). RemoteError if it cannot be mapped or is too short.
+  /// read-only here (kept across calls). RemoteError if it cannot be mapped
+  /// (the peer's file is gone or not the one published) or is too short;
+  /// SystemError where this process is out of descriptors or memory.
   const char* mapShared(int peer, const SharedFileRef& ref, size_t bytes) const;
+  /// Lets go of the mappings of buffers their owners freed. Never while an
+  /// address from mapShared is still in use: once per round, before mapping.
+  void dropFreedMappings() const;
 
   /// Throws RemoteError if `peer`'s process has exited since the
   /// communicator was made (its process id may name another process by now,
@@ -82,7 +86,6 @@ class PeerMemory {
   };
   /// Peers' shared buffers mapped so far: a cache, filled while reading.
   mutable std::vector<Mapping> mappings_;
-  void dropFreedMappings() const;
   Mapping mapFile(int peer, const SharedFileRef& ref) const;
 };
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -24,7 +25,9 @@ void* allocateSharedBuffer(size_t bytes) {
   // At least one byte past the header, so that the user's pointer lies inside
   // the mapping even for a zero-byte request.
   const size_t userBytes = (std::max<size_t>(bytes, 1) + page - 1) / page * page;
-  if (userBytes < bytes) raise(ErrorCode::InvalidArgument, "cannot allocate {} bytes", bytes);
+  if (userBytes < bytes || userBytes > SIZE_MAX - page) {
+    raise(ErrorCode::InvalidArgument, "cannot allocate {} bytes", bytes);
+  }
   const size_t fileBytes = page + userBytes;
   const int fd = memfd_create(kFileName, MFD_CLOEXEC);
   if (fd < 0) raiseErrno("memfd_create for a shared buffer");

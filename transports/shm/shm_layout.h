@@ -73,7 +73,7 @@ struct alignas(64) SegmentHeader {
   /// By round parity, in a call's first arena round where only loomMemAlloc
   /// buffers are read in place: 1 if this rank's buffers are such, so every
   /// rank learns alike whether the next call may run single-copy
-  /// (DirectOptions::buffersShared). Written before inputSeq publishes the round.
+  /// (DirectOptions::sharedBuffers). Written before inputSeq publishes the round.
   uint32_t sharedOffer[2];
   /// Rank 0's arena store decisions (ArenaStoreChoice::decision) by slot
   /// (arenaStoreSlot) and round parity, written before inputSeq publishes the
