@@ -89,12 +89,13 @@ size_t CommConfig::sliceBytes() const {
 std::string CommConfig::signature() const {
   return fmt::format(
       "algo={} transport={} net={} cuda={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} "
-      "singleCopy={}/{}/{} tree={} chunk={} channels={}/{} cudaSlot={} cudaScope={} cudaP2p={}",
+      "singleCopy={}/{}/{} nonTemporal={} tree={} chunk={} channels={}/{} cudaSlot={} "
+      "cudaScope={} cudaP2p={}",
       algorithm ? static_cast<int>(*algorithm) : -1, static_cast<int>(transport),
       static_cast<int>(net), static_cast<int>(cudaPath), check, shm.slotBytes, shm.slots,
       shm.arenaBytes, tcp.slotBytes, tcp.slots, directMaxBytes, directOneShotBytes, singleCopy,
-      singleCopyMinBytes, crossMemory, treeMaxBytes, chunkBytes.value_or(0), channels.value_or(0),
-      channelMinBytes, cudaSlotBytes, cudaSystemScope, cudaPeerWrites);
+      singleCopyMinBytes, crossMemory, nonTemporalMinBytes, treeMaxBytes, chunkBytes.value_or(0),
+      channels.value_or(0), channelMinBytes, cudaSlotBytes, cudaSystemScope, cudaPeerWrites);
 }
 
 }  // namespace loom

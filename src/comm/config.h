@@ -37,8 +37,9 @@ struct CommConfig {
   size_t directMaxBytes = SIZE_MAX;  // LOOM_DIRECT_MAX: largest message for the direct algorithm
   size_t directOneShotBytes = size_t{32} << 10;  // LOOM_DIRECT_ONESHOT
   /// LOOM_NONTEMPORAL_MIN: direct all-reduce, all-gather and broadcast
-  /// results at least this large are written past the cache. A rank-local
-  /// choice, so not part of the signature ranks compare.
+  /// results at least this large are written past the cache. Also where two
+  /// ranks' single-copy all-reduce turns to each summing the whole message,
+  /// which both must choose alike: part of the signature ranks compare.
   size_t nonTemporalMinBytes = size_t{16} << 20;
   /// LOOM_ARENA_STORES: how the direct all-reduce writes its arena rounds
   /// (collectives/executor/arena_stores.h). Rank-local too: a rank set

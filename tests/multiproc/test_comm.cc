@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -610,6 +611,31 @@ TEST(Comm, ConfigTimeoutIsPerCommunicator) {
   EXPECT_NE(std::string(loomGetLastError(nullptr)).find("LOOM_COMM_CONFIG_INITIALIZER"),
             std::string::npos);
   EXPECT_EQ(refused, nullptr);
+}
+
+// LOOM_NONTEMPORAL_MIN decides whether two ranks' single-copy all-reduce has
+// each sum the whole message, which both must choose alike: ranks that set it
+// differently refuse to start, naming the settings, instead of waiting for
+// each other's rounds until LOOM_TIMEOUT.
+TEST(Comm, RanksWithDifferentNonTemporalThresholdsRefuseToStart) {
+  ScopedEnv env({{"LOOM_TIMEOUT", "10"}, {"LOOM_NONTEMPORAL_MIN", "16M"}});
+  loomUniqueId id;
+  ASSERT_EQ(loomGetUniqueId(&id), loomSuccess);
+  const pid_t child = fork();
+  if (child == 0) {
+    setenv("LOOM_NONTEMPORAL_MIN", "1M", 1);
+    loomComm_t comm = nullptr;
+    _exit(static_cast<int>(loomCommInitRank(&comm, 2, id, 1)));
+  }
+  ASSERT_GT(child, 0);
+  loomComm_t comm = nullptr;
+  EXPECT_EQ(loomCommInitRank(&comm, 2, id, 0), loomInvalidUsage);
+  EXPECT_NE(std::string(loomGetLastError(nullptr)).find("nonTemporal="), std::string::npos)
+      << loomGetLastError(nullptr);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), static_cast<int>(loomInvalidUsage));
 }
 
 // A rank dies (SIGKILL) right after init; its peers' all-reduce must end with
