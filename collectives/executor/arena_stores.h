@@ -36,9 +36,11 @@ inline constexpr Named<ArenaStores> kArenaStoresNames[] = {{ArenaStores::Auto, "
 /// together, so that rank 0's decision reaches every rank in step: each has a
 /// choice of its own, since a round's cost differs between them.
 inline constexpr int kArenaStoreSlots = 3;
-/// The slot of `collective`, or -1 where its arena is written with cached
-/// stores always (broadcast and reduce, whose ranks do not all wait for rank 0).
-constexpr int arenaStoreSlot(Collective collective) {
+/// The collectives the direct algorithm runs, numbered for state a
+/// communicator keeps per collective; the first kArenaStoreSlots are the ones
+/// above.
+inline constexpr int kDirectCollectives = 5;
+constexpr int directSlot(Collective collective) {
   switch (collective) {
     case Collective::AllReduce:
       return 0;
@@ -46,9 +48,17 @@ constexpr int arenaStoreSlot(Collective collective) {
       return 1;
     case Collective::ReduceScatter:
       return 2;
+    case Collective::Broadcast:
+      return 3;
     default:
-      return -1;
+      return 4;  // Reduce: nothing else runs direct
   }
+}
+/// The slot of `collective`, or -1 where its arena is written with cached
+/// stores always (broadcast and reduce, whose ranks do not all wait for rank 0).
+constexpr int arenaStoreSlot(Collective collective) {
+  const int slot = directSlot(collective);
+  return slot < kArenaStoreSlots ? slot : -1;
 }
 
 /// One collective's choice on one communicator, the same on every rank.

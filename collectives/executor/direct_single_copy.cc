@@ -109,9 +109,7 @@ void DirectExecutor::learnSharedBuffers(int parity) {
   // parity's offer only two rounds on, after this rank published the next.
   bool shared = true;
   for (int r = 0; r < nranks_ && shared; ++r) {
-    bool alone = true;
-    for (int q = 0; q < nranks_; ++q) alone = alone && options_.peers->sameProcess(q, r);
-    shared = alone || arenas_[r].header->sharedOffer[parity] != 0;
+    shared = options_.peers->everyRankInProcessOf(r) || arenas_[r].header->sharedOffer[parity] != 0;
   }
   options_.sharedBuffers->shared = shared;
 }
@@ -163,11 +161,8 @@ bool DirectExecutor::exposeBuffers(const Exposure& exposure) {
 
 bool DirectExecutor::readableInPlace(int r, bool output) const {
   const SegmentHeader& h = *arenas_[r].header;
-  if ((output ? h.exposedOutputFile : h.exposedInputFile).valid()) return true;
-  for (int q = 0; q < nranks_; ++q) {
-    if (q != r && !options_.peers->sameProcess(q, r)) return false;
-  }
-  return true;
+  return (output ? h.exposedOutputFile : h.exposedInputFile).valid() ||
+         options_.peers->everyRankInProcessOf(r);
 }
 
 const char* DirectExecutor::localView(int r, bool output, size_t bytes) const {

@@ -107,8 +107,8 @@ struct loomComm {
   /// creation), so registered ones are offered to peers.
   bool mapsSharedBuffers = false;
   /// Where !peersReadable: what single-copy calls found of the ranks'
-  /// buffers, one state per direct collective (sharedBuffersSlot).
-  std::array<loom::SharedBuffersState, 5> sharedBuffers;
+  /// buffers, one state per direct collective (directSlot).
+  std::array<loom::SharedBuffersState, loom::kDirectCollectives> sharedBuffers;
   /// loomCommRegister's buffers.
   loom::BufferRegistry registry;
   /// The single-copy reduction's blocks: page-aligned, because the kernel's

@@ -197,8 +197,7 @@ void setUpSingleCopy(Comm& comm, Deadline deadline) {
   if (!peers->everyPeerReadable() && why.empty()) {
     why = "ranks in other processes are read in place only with LOOM_CMA=1";
   }
-  bool oneProcess = true;
-  for (int r = 0; r < comm.nranks; ++r) oneProcess = oneProcess && peers->sameProcess(r, 0);
+  const bool oneProcess = peers->everyRankInProcessOf(0);
   std::string mapWhy;
   // Kept until every rank has tried to map it: the agreement below.
   std::unique_ptr<void, FreeSharedBuffer> probe;

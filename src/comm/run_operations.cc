@@ -75,22 +75,6 @@ void runDirectRounds(DirectExecutor& direct, const Operation& op, const ReduceCo
   throw Error(ErrorCode::InvalidUsage, error);
 }
 
-/// Comm::sharedBuffers' slot of a collective the direct algorithm runs.
-size_t sharedBuffersSlot(Collective collective) {
-  switch (collective) {
-    case Collective::AllReduce:
-      return 0;
-    case Collective::AllGather:
-      return 1;
-    case Collective::ReduceScatter:
-      return 2;
-    case Collective::Broadcast:
-      return 3;
-    default:
-      return 4;  // Reduce: nothing else runs direct
-  }
-}
-
 /// Where the op's buffers lie in registered loomMemAlloc allocations, for
 /// peers in other processes to map (only for messages that run single-copy).
 void findSharedFiles(Comm& comm, const Operation& op, DirectOptions& options) {
@@ -118,7 +102,7 @@ void runDirect(Comm& comm, const Operation& op, uint64_t sequence, Waiter& waite
     options.singleCopyMinBytes = comm.config.singleCopyMinBytes;
     options.scratch = comm.singleCopyScratch.span();
     options.peersReadable = comm.peersReadable;
-    options.sharedBuffers = &comm.sharedBuffers[sharedBuffersSlot(op.collective)];
+    options.sharedBuffers = &comm.sharedBuffers[static_cast<size_t>(directSlot(op.collective))];
     if (comm.mapsSharedBuffers && !comm.registry.empty()) findSharedFiles(comm, op, options);
   }
   DirectExecutor direct(comm.arenas, comm.rank, comm.shm->arenaBytes(), comm.directRound, waiter,

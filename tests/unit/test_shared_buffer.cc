@@ -2,9 +2,12 @@
 // communicator's registry of them (src/comm/buffer_registry.h), and a peer's
 // mapping of one (PeerMemory::mapShared), here through this process's own
 // /proc entry; the multirank suites map them across processes.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -136,6 +139,30 @@ TEST(PeerMemory, MapsAPeersSharedBufferAndChecksWhatItMaps) {
   EXPECT_EQ(memory.mapShared(1, ref, 1), mapped);
   memory.dropFreedMappings();
   EXPECT_EQ(codeOf([&] { memory.mapShared(1, ref, 1); }), ErrorCode::RemoteError);
+}
+
+TEST(PeerMemory, OutOfDescriptorsIsThisProcessesTroubleNotThePeers) {
+  const std::vector<int> pids = {getpid(), getpid()};
+  const PeerMemory memory(0, pids, false);
+  auto* p = static_cast<char*>(allocateSharedBuffer(4096));
+  BufferRegistry registry;
+  registry.add(p, 4096);
+  const SharedFileRef ref = registry.find(p, 4096);
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &before), 0);
+  rlimit low = before;
+  low.rlim_cur = std::min<rlim_t>(before.rlim_cur, 256);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> held;
+  for (int fd = open("/dev/null", O_RDONLY); fd >= 0; fd = open("/dev/null", O_RDONLY)) {
+    held.push_back(fd);
+  }
+  const ErrorCode code = codeOf([&] { memory.mapShared(1, ref, 1); });
+  for (int fd : held) close(fd);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &before), 0);
+  EXPECT_EQ(code, ErrorCode::SystemError);          // EMFILE: not a RemoteError blaming rank 1
+  EXPECT_NE(memory.mapShared(1, ref, 1), nullptr);  // and it maps once descriptors are back
+  freeSharedBuffer(p);
 }
 
 }  // namespace

@@ -54,6 +54,13 @@ class PeerMemory {
   bool sameProcess(int a, int b) const {
     return pids_[static_cast<size_t>(a)] == pids_[static_cast<size_t>(b)];
   }
+  /// Whether every rank is a thread of rank r's process.
+  bool everyRankInProcessOf(int r) const {
+    for (size_t q = 0; q < pids_.size(); ++q) {
+      if (!sameProcess(static_cast<int>(q), r)) return false;
+    }
+    return true;
+  }
 
   /// Whether `peer`'s shared buffer `ref` can be mapped here: for the probe
   /// at creation; `why` (if given) says why not.
