@@ -13,13 +13,13 @@
 // bandwidth, 7.2-7.5 GB/s cached and 5.6 streaming when close, 1.9-2.5 GB/s
 // cached and 5.0-8.1 streaming when far. Which one a machine gets is only
 // known by trying, and on a VM it changes while a job runs, so by default
-// (`auto`) the communicator measures both and keeps the faster.
+// (`auto`) the communicator measures both and keeps the faster
+// (measured_choice.h).
 #pragma once
 
-#include <array>
-#include <cstddef>
 #include <cstdint>
 
+#include "collectives/executor/measured_choice.h"
 #include "collectives/plan.h"
 #include "core/names.h"
 
@@ -61,62 +61,20 @@ constexpr int arenaStoreSlot(Collective collective) {
   return slot < kArenaStoreSlots ? slot : -1;
 }
 
-/// One collective's choice on one communicator, the same on every rank.
-/// Rank 0 (the leader) times whole rounds, which include the waits for the
-/// peers and so the effect of everybody's stores, and publishes its decision
-/// with its input; every rank adopts it from its next round. Each round size
-/// class (powers of two) is judged on its own and counts its own rounds. A
-/// class starts by alternating the two kinds until each has kWarmRounds
-/// measured rounds after its first (which also pays for cold caches and
-/// fresh pages), keeping each kind's fastest. From then on every
-/// kExplorePeriod-th round of the class uses the kind not preferred, on every
-/// rank alike, so both stay measured as the machine changes; the preferred
-/// kind's cost is a moving average of its rounds, the other's its latest
-/// round, and the other takes over once it is faster by more than
-/// kSwitchMargin.
-class ArenaStoreChoice {
- public:
-  static constexpr uint64_t kExplorePeriod = 64;
-  static constexpr int kWarmRounds = 2;
-  static constexpr int kSizeClasses = 32;
-  static constexpr uint64_t kAllWarming = ~uint64_t{0} << 32;
-  static constexpr double kSwitchMargin = 0.85;
+inline constexpr ChoiceNames kArenaStoreNames{"arena stores", "cached", "streaming"};
 
-  explicit ArenaStoreChoice(ArenaStores setting = ArenaStores::Auto) : setting_(setting) {}
-
-  /// Whether the next round of `bytes` streams, by the adopted decision.
-  /// Every rank calls it once per round of the collective, in the same order,
-  /// so the rounds it counts per size class (which pick the warm-up
-  /// alternation and the exploring rounds) are the same on every rank.
-  bool streams(size_t bytes);
-
-  /// Leader: a round of `bytes` written with `streaming` stores took `nanos`.
-  void record(size_t bytes, bool streaming, uint64_t nanos);
-  /// Leader: the decision to publish. Bit c: class c prefers streaming (the
-  /// faster measured kind); bit 32 + c: class c is still warming up.
-  uint64_t decision() const { return decision_; }
-  /// Every rank: the leader's published decision, for its next rounds.
-  void adopt(uint64_t decision) { adopted_ = decision; }
-
-  ArenaStores setting() const { return setting_; }
-  /// The measured cost of a size class, nanoseconds per byte (0: unmeasured).
-  double nanosPerByte(size_t bytes, bool streaming) const {
-    return cost_[sizeClass(bytes)][streaming ? 1 : 0];
+/// The choice a communicator's collective starts with: the first way is
+/// cached stores, the second streaming.
+inline MeasuredChoice arenaStoreChoice(ArenaStores setting) {
+  switch (setting) {
+    case ArenaStores::Cached:
+      return MeasuredChoice(MeasuredChoice::Setting::AlwaysFirst);
+    case ArenaStores::Streaming:
+      return MeasuredChoice(MeasuredChoice::Setting::AlwaysSecond);
+    case ArenaStores::Auto:
+      break;
   }
-
-  static int sizeClass(size_t bytes);
-
- private:
-  ArenaStores setting_;
-  uint64_t adopted_ = 0;
-  uint64_t decision_ = kAllWarming;  // kept up to date by record()
-  /// Rounds asked for by size class: a class's own count, not the global
-  /// round number, so a class whose rounds all fall on one parity still
-  /// alternates and explores.
-  std::array<uint64_t, kSizeClasses> asked_{};
-  /// By size class and [streaming]: cost in ns per byte, and rounds measured.
-  std::array<std::array<double, 2>, kSizeClasses> cost_{};
-  std::array<std::array<int, 2>, kSizeClasses> rounds_{};
-};
+  return MeasuredChoice();
+}
 
 }  // namespace loom

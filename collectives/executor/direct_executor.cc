@@ -8,6 +8,7 @@
 #include "collectives/algorithms.h"
 #include "collectives/executor/streamed_reduce.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "math/nontemporal_copy.h"
 
 namespace loom {
@@ -209,39 +210,74 @@ void DirectExecutor::reduceAll(char* out, size_t at, size_t count, const ReduceC
   if (rc.finalize != nullptr) rc.finalize(out, count, rc.nranks);
 }
 
-static_assert(std::extent_v<decltype(SegmentHeader::arenaStores)> == kArenaStoreSlots);
-static_assert(std::extent_v<decltype(SegmentHeader::arenaStores), 1> == 2);
+static_assert(std::extent_v<decltype(SegmentHeader::decisions)> == kTwoRankSumSlot + 1);
+static_assert(std::extent_v<decltype(SegmentHeader::decisions), 1> == 2);
 
-DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes) {
-  ArenaRound round;
-  ArenaStoreChoice* choice = options_.arenaStores;
-  if (choice == nullptr) return round;
-  round.streaming = choice->streams(bytes);
-  round.timed = rank_ == 0 && choice->setting() == ArenaStores::Auto;
+void DirectExecutor::publishDecision(const MeasuredChoice& choice, int slot) {
+  if (rank_ != 0 || !choice.measures()) return;
+  arenas_[rank_].header->decisions[slot][round_ & 1].store(choice.decision(),
+                                                           std::memory_order_relaxed);
+}
+
+void DirectExecutor::adoptDecision(MeasuredChoice& choice, int slot) const {
+  // Read after rank 0's inputSeq of this round (acquire), which it wrote
+  // after the decision: every rank adopts the same one in the same round.
+  choice.adopt(arenas_[0].header->decisions[slot][round_ & 1].load(std::memory_order_relaxed));
+}
+
+DirectExecutor::TimedRound DirectExecutor::startTimedRound(const MeasuredChoice& choice,
+                                                           size_t bytes) const {
+  TimedRound round;
+  round.timed = rank_ == 0 && choice.measures();
   if (round.timed) round.started = std::chrono::steady_clock::now();
+  round.bytes = bytes;
   return round;
 }
 
-void DirectExecutor::publishStoreDecision(const ArenaRound& round) {
-  if (!round.timed) return;
-  arenas_[rank_].header->arenaStores[options_.arenaStoreSlot][round_ & 1].store(
-      options_.arenaStores->decision(), std::memory_order_relaxed);
-}
-
-void DirectExecutor::adoptStoreDecision() {
-  // Read after rank 0's inputSeq of this round (acquire), which it wrote
-  // after the decision; every rank adopts the same one, from its next round.
-  if (options_.arenaStores == nullptr) return;
-  options_.arenaStores->adopt(
-      arenas_[0].header->arenaStores[options_.arenaStoreSlot][round_ & 1].load(
-          std::memory_order_relaxed));
-}
-
-void DirectExecutor::finishArenaRound(const ArenaRound& round, size_t bytes) {
+void DirectExecutor::finishTimedRound(const TimedRound& round, MeasuredChoice& choice, bool second,
+                                      const ChoiceNames& names) {
   if (!round.timed) return;
   const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::steady_clock::now() - round.started);
-  options_.arenaStores->record(bytes, round.streaming, static_cast<uint64_t>(nanos.count()));
+  const uint64_t before = choice.decision();
+  choice.record(round.bytes, second, static_cast<uint64_t>(nanos.count()));
+  const int c = MeasuredChoice::sizeClass(round.bytes);
+  const uint64_t classBits = (uint64_t{1} << c) | (uint64_t{1} << (32 + c));
+  if (((before ^ choice.decision()) & classBits) == 0 ||
+      MeasuredChoice::warmingIn(choice.decision(), c)) {
+    return;
+  }
+  LOOM_INFO("{} of {}-byte rounds (size class {}): {} ({} {:.3f} ns/B, {} {:.3f} ns/B)",
+            names.choice, round.bytes, c,
+            MeasuredChoice::secondIn(choice.decision(), c) ? names.second : names.first,
+            names.first, choice.nanosPerByte(round.bytes, false), names.second,
+            choice.nanosPerByte(round.bytes, true));
+}
+
+DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes) {
+  ArenaRound round;
+  MeasuredChoice* choice = options_.arenaStores;
+  if (choice == nullptr) return round;
+  round.streaming = choice->takesSecond(bytes);
+  round.clock = startTimedRound(*choice, bytes);
+  return round;
+}
+
+void DirectExecutor::publishStoreDecision() {
+  if (options_.arenaStores != nullptr)
+    publishDecision(*options_.arenaStores, options_.arenaStoreSlot);
+}
+
+void DirectExecutor::adoptStoreDecision() {
+  // From the next round: this one's stores are written already.
+  if (options_.arenaStores != nullptr)
+    adoptDecision(*options_.arenaStores, options_.arenaStoreSlot);
+}
+
+void DirectExecutor::finishArenaRound(const ArenaRound& round) {
+  if (options_.arenaStores != nullptr) {
+    finishTimedRound(round.clock, *options_.arenaStores, round.streaming, kArenaStoreNames);
+  }
 }
 
 void DirectExecutor::reduceAllStreaming(char* out, size_t at, size_t count, size_t es,
@@ -324,7 +360,7 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     copyBytes(arenas_[rank_].input[p] + after, in + done * es + after, bytes - after,
               stores.streaming);
     bytesSent_ += bytes - shardCount * es;
-    publishStoreDecision(stores);
+    publishStoreDecision();
     if (learning && done == 0) {
       offerSharedBuffers(p, options_.inputFile.valid() && options_.outputFile.valid() &&
                                 !overlaps(in, out, count * es));
@@ -350,7 +386,7 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
       copyBytes(out + done * es + off, arenas_[r].output[p] + off, chunkSize(n, nranks_, r) * es,
                 nonTemporal);
     }
-    finishArenaRound(stores, bytes);
+    finishArenaRound(stores);
   }
 }
 
@@ -375,7 +411,7 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
     const ArenaRound stores = startArenaRound(n * es);
     copyBytes(arenas_[rank_].input[p], in + done * es, n * es, stores.streaming);
     bytesSent_ += n * es;
-    publishStoreDecision(stores);
+    publishStoreDecision();
     if (learning && done == 0) offerSharedBuffers(p, options_.inputFile.valid());
     publishInput();
     waitAllInputs();
@@ -385,7 +421,7 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
       copyBytes(out + (static_cast<size_t>(r) * count + done) * es, arenas_[r].input[p], n * es,
                 nonTemporal && !(inPlace && r == rank_));
     }
-    finishArenaRound(stores, n * es);
+    finishArenaRound(stores);
   }
 }
 
@@ -415,7 +451,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
                 in + (static_cast<size_t>(r) * recvCount + done) * es, n * es, stores.streaming);
     }
     bytesSent_ += static_cast<uint64_t>(nranks_ - 1) * n * es;  // its own block stays
-    publishStoreDecision(stores);
+    publishStoreDecision();
     if (learning && done == 0) offerSharedBuffers(p, options_.inputFile.valid());
     publishInput();
     waitAllInputs();
@@ -423,7 +459,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
     if (learning && done == 0) learnSharedBuffers(p);
     reduceAll(out + done * es, static_cast<size_t>(rank_) * n * es, n, rc, p,
               readOwnInPlace ? ownBlock + done * es : nullptr);
-    finishArenaRound(stores, roundBytes);
+    finishArenaRound(stores);
   }
 }
 

@@ -25,6 +25,7 @@
 
 #include "collectives/executor/arena_stores.h"
 #include "collectives/executor/step_executor.h"
+#include "collectives/executor/two_rank_sum.h"
 #include "collectives/executor/waiter.h"
 #include "core/error.h"
 #include "transports/shm/peer_memory.h"
@@ -87,6 +88,10 @@ struct SharedBuffersState {
 };
 inline constexpr uint32_t kSharedRetryCalls = 16;
 
+/// Rank 0's header slot (SegmentHeader::decisions) of the two-rank sum's
+/// decision, after the arena stores' slots.
+inline constexpr int kTwoRankSumSlot = kArenaStoreSlots;
+
 struct DirectOptions {
   /// callFingerprint of this call, published with every round and compared
   /// with the peers'.
@@ -119,8 +124,11 @@ struct DirectOptions {
   /// How the arena rounds are written (arena_stores.h): the communicator's
   /// choice for this collective, kept across calls, and its slot in rank 0's
   /// header. Null: cached stores.
-  ArenaStoreChoice* arenaStores = nullptr;
+  MeasuredChoice* arenaStores = nullptr;
   int arenaStoreSlot = 0;
+  /// All-reduce: how two ranks that read each other's buffers in place run
+  /// single-copy out of place (two_rank_sum.h). Null: by shards.
+  MeasuredChoice* twoRankSum = nullptr;
 };
 
 class DirectExecutor {
@@ -165,21 +173,35 @@ class DirectExecutor {
   /// `at`, in rank order; this rank's term from `own` instead where given.
   void reduceAll(char* out, size_t at, size_t count, const ReduceContext& rc, int parity,
                  const char* own = nullptr);
-  /// How one arena round is written: the stores of the collective's choice
-  /// for this round, and rank 0's clock for learning it (arena_stores.h).
-  struct ArenaRound {
-    bool streaming = false;
+  /// Rank 0's clock for one round of a MeasuredChoice.
+  struct TimedRound {
     bool timed = false;
+    size_t bytes = 0;
     std::chrono::steady_clock::time_point started;
   };
-  /// Counts a round of the collective's choice (arena_stores.h).
-  ArenaRound startArenaRound(size_t bytes);
-  /// Rank 0: its decision travels with its input (before publishInput).
-  void publishStoreDecision(const ArenaRound& round);
+  TimedRound startTimedRound(const MeasuredChoice& choice, size_t bytes) const;
+  /// Rank 0: the round is over; its time teaches `choice` about the way it
+  /// took. A changed preference is logged (LOOM_DEBUG=INFO).
+  void finishTimedRound(const TimedRound& round, MeasuredChoice& choice, bool second,
+                        const ChoiceNames& names);
+  /// Rank 0, before its input of this round is published: the decision of
+  /// `choice` in its header's `slot` (SegmentHeader::decisions).
+  void publishDecision(const MeasuredChoice& choice, int slot);
   /// Every rank, once rank 0's input of this round is seen: its decision.
+  void adoptDecision(MeasuredChoice& choice, int slot) const;
+  /// How one arena round is written: the stores of the collective's choice
+  /// for this round (arena_stores.h), and rank 0's clock for learning it.
+  struct ArenaRound {
+    bool streaming = false;
+    TimedRound clock;
+  };
+  /// Counts a round of the collective's choice.
+  ArenaRound startArenaRound(size_t bytes);
+  /// The arena store choice's publishDecision and adoptDecision; adopted, it
+  /// decides the next round.
+  void publishStoreDecision();
   void adoptStoreDecision();
-  /// Rank 0: the round of `bytes` is over; its time teaches the choice.
-  void finishArenaRound(const ArenaRound& round, size_t bytes);
+  void finishArenaRound(const ArenaRound& round);
   /// reduceAll into `out` with streaming stores, through a block in L1.
   void reduceAllStreaming(char* out, size_t at, size_t count, size_t es, const ReduceContext& rc,
                           int parity, const char* own);
@@ -253,13 +275,15 @@ class DirectExecutor {
   /// rank's own input at that place.
   void reduceExposed(char* to, const char* mine, size_t from, size_t count, size_t es,
                      const ReduceContext& rc);
-  /// Whether this single-copy all-reduce is the two-rank case where each rank
-  /// sums the whole message itself: both ranks out of place, reading each
-  /// other by pointer. Decided from the exposed buffers, so alike on both.
-  /// It reads two bytes and streams one per byte, and never reads a line the
-  /// peer has just written, which the shards' gather does across cores.
-  bool sumsWholeMessage(size_t bytes) const;
+  /// Whether this single-copy all-reduce is the two-rank case that may have
+  /// each rank sum the whole message itself (two_rank_sum.h): both ranks out
+  /// of place, reading each other in place. Decided from the exposed
+  /// buffers, so alike on both.
+  bool mayChooseWholeSum(size_t bytes) const;
   void sumWholeMessage(const char* in, char* out, size_t count, size_t es, const ReduceContext& rc);
+  /// Each rank reduces its shard from every input, publishes it, and copies
+  /// the others' shards from their outputs.
+  void sumByShards(const char* in, char* out, size_t count, size_t es, const ReduceContext& rc);
   bool singleCopyAllReduce(const char* in, char* out, size_t count, size_t es,
                            const ReduceContext& rc);
   bool singleCopyAllGather(const char* in, char* out, size_t count, size_t es);

@@ -8,9 +8,10 @@
 // times: each rank reduces its shard straight from every rank's input (a
 // block at a time through L2-sized scratch), publishes it, and copies the
 // other shards straight from their owners' outputs into its own. Two ranks
-// out of place with messages past the cache (from LOOM_NONTEMPORAL_MIN) each
-// sum the whole message instead, streaming it into their own outputs: three
-// bytes of traffic per byte, none of them a line the peer has just written.
+// out of place that read each other in place may each sum the whole message
+// instead, streaming it into their own outputs: three bytes of traffic per
+// byte, none of them a line the peer has just written. Rank 0 times both and
+// the faster is kept (two_rank_sum.h).
 //
 // A round has up to three publications, each waited for by every rank:
 //   inputSeq    the buffers are exposed (their addresses are in the header);
@@ -125,9 +126,12 @@ bool DirectExecutor::exposeBuffers(const Exposure& exposure) {
   mine.exposedOutput = reinterpret_cast<uint64_t>(exposure.out);
   mine.exposedInputFile = exposure.inFile;
   mine.exposedOutputFile = exposure.outFile;
+  const bool sumDecision = exposure.allReduce && nranks_ == 2 && options_.twoRankSum != nullptr;
+  if (sumDecision) publishDecision(*options_.twoRankSum, kTwoRankSumSlot);
   announcePublished();
-  publishInput();  // releases the addresses with the round number
+  publishInput();  // releases the addresses and the decision with the round number
   waitAllInputs();
+  if (sumDecision) adoptDecision(*options_.twoRankSum, kTwoRankSumSlot);
   roundCall_ = options_.call;
   announceSeen();
   if (!options_.peersReadable) {
@@ -295,10 +299,8 @@ void DirectExecutor::reduceExposed(char* to, const char* mine, size_t from, size
   }
 }
 
-bool DirectExecutor::sumsWholeMessage(size_t bytes) const {
-  // Below the streaming threshold both inputs still sit in cache, where the
-  // shards and their gather move half as much and are faster.
-  if (nranks_ != 2 || bytes < options_.nonTemporalMinBytes) return false;
+bool DirectExecutor::mayChooseWholeSum(size_t bytes) const {
+  if (nranks_ != 2 || options_.twoRankSum == nullptr) return false;
   for (int r = 0; r < nranks_; ++r) {
     const SegmentHeader& h = *arenas_[r].header;
     if (!readableInPlace(r, false) ||
@@ -321,17 +323,8 @@ void DirectExecutor::sumWholeMessage(const char* in, char* out, size_t count, si
   bytesSent_ += count * es;
 }
 
-bool DirectExecutor::singleCopyAllReduce(const char* in, char* out, size_t count, size_t es,
-                                         const ReduceContext& rc) {
-  const size_t bytes = count * es;
-  if (!exposeBuffers({in, bytes, options_.inputFile, out, bytes, options_.outputFile, true})) {
-    return false;
-  }
-  if (sumsWholeMessage(count * es)) {
-    sumWholeMessage(in, out, count, es, rc);
-    releaseBuffers();
-    return true;
-  }
+void DirectExecutor::sumByShards(const char* in, char* out, size_t count, size_t es,
+                                 const ReduceContext& rc) {
   const Shard mine = shardOf(count, nranks_, rank_, es);
   reduceExposed(out + mine.offset * es, in + mine.offset * es, mine.offset, mine.count, es, rc);
   bytesSent_ += (count + mine.count) * es;
@@ -344,7 +337,26 @@ bool DirectExecutor::singleCopyAllReduce(const char* in, char* out, size_t count
     const Shard theirs = shardOf(count, nranks_, r, es);
     readPeer(r, true, theirs.offset * es, out + theirs.offset * es, theirs.count * es);
   }
+}
+
+bool DirectExecutor::singleCopyAllReduce(const char* in, char* out, size_t count, size_t es,
+                                         const ReduceContext& rc) {
+  const size_t bytes = count * es;
+  const TimedRound clock = nranks_ == 2 && options_.twoRankSum != nullptr
+                               ? startTimedRound(*options_.twoRankSum, bytes)
+                               : TimedRound{};
+  if (!exposeBuffers({in, bytes, options_.inputFile, out, bytes, options_.outputFile, true})) {
+    return false;
+  }
+  const bool choosing = mayChooseWholeSum(bytes);
+  const bool whole = choosing && options_.twoRankSum->takesSecond(bytes);
+  if (whole) {
+    sumWholeMessage(in, out, count, es, rc);
+  } else {
+    sumByShards(in, out, count, es, rc);
+  }
   releaseBuffers();
+  if (choosing) finishTimedRound(clock, *options_.twoRankSum, whole, kTwoRankSumChoiceNames);
   return true;
 }
 

@@ -146,7 +146,9 @@ struct loomComm {
 
   /// How the direct all-reduce, all-gather and reduce-scatter write their
   /// arena rounds (LOOM_ARENA_STORES), by arenaStoreSlot, learnt across calls.
-  std::array<loom::ArenaStoreChoice, loom::kArenaStoreSlots> arenaStores;
+  std::array<loom::MeasuredChoice, loom::kArenaStoreSlots> arenaStores;
+  /// How two ranks run a single-copy all-reduce out of place (LOOM_TWO_RANK_SUM).
+  loom::MeasuredChoice twoRankSum;
   uint64_t directRound = 0;      // rounds of the direct algorithm, equal on all ranks
   uint64_t collectiveCount = 0;  // collectives issued, for error messages
   uint64_t compressedCalls = 0;  // stochastic-rounding counter, equal on all ranks

@@ -57,6 +57,7 @@ CommConfig CommConfig::fromEnvironment() {
   c.directOneShotBytes = envBytes("LOOM_DIRECT_ONESHOT", 32 << 10, 0, 1ULL << 30);
   c.nonTemporalMinBytes = envBytes("LOOM_NONTEMPORAL_MIN", 16 << 20, 0, SIZE_MAX);
   c.arenaStores = envChoice("LOOM_ARENA_STORES", kArenaStoresNames).value_or(ArenaStores::Auto);
+  c.twoRankSum = envChoice("LOOM_TWO_RANK_SUM", kTwoRankSumNames).value_or(TwoRankSum::Auto);
   c.singleCopy = envFlag("LOOM_SINGLE_COPY", true);
   c.singleCopyMinBytes = envBytes("LOOM_SINGLE_COPY_MIN", 256 << 10, 1, SIZE_MAX);
   c.crossMemory = envFlag("LOOM_CMA", false);
@@ -89,13 +90,14 @@ size_t CommConfig::sliceBytes() const {
 std::string CommConfig::signature() const {
   return fmt::format(
       "algo={} transport={} net={} cuda={} check={} shm={}x{} arena={} tcp={}x{} direct={}/{} "
-      "singleCopy={}/{}/{} nonTemporal={} tree={} chunk={} channels={}/{} cudaSlot={} "
+      "singleCopy={}/{}/{} twoRankSum={} tree={} chunk={} channels={}/{} cudaSlot={} "
       "cudaScope={} cudaP2p={}",
       algorithm ? static_cast<int>(*algorithm) : -1, static_cast<int>(transport),
       static_cast<int>(net), static_cast<int>(cudaPath), check, shm.slotBytes, shm.slots,
       shm.arenaBytes, tcp.slotBytes, tcp.slots, directMaxBytes, directOneShotBytes, singleCopy,
-      singleCopyMinBytes, crossMemory, nonTemporalMinBytes, treeMaxBytes, chunkBytes.value_or(0),
-      channels.value_or(0), channelMinBytes, cudaSlotBytes, cudaSystemScope, cudaPeerWrites);
+      singleCopyMinBytes, crossMemory, static_cast<int>(twoRankSum), treeMaxBytes,
+      chunkBytes.value_or(0), channels.value_or(0), channelMinBytes, cudaSlotBytes, cudaSystemScope,
+      cudaPeerWrites);
 }
 
 }  // namespace loom

@@ -97,6 +97,7 @@ void runDirect(Comm& comm, const Operation& op, uint64_t sequence, Waiter& waite
     options.arenaStores = &comm.arenaStores[static_cast<size_t>(slot)];
     options.arenaStoreSlot = slot;
   }
+  if (op.collective == Collective::AllReduce) options.twoRankSum = &comm.twoRankSum;
   if (comm.peerMemory != nullptr) {
     options.peers = comm.peerMemory.get();
     options.singleCopyMinBytes = comm.config.singleCopyMinBytes;

@@ -37,12 +37,13 @@ enum class Variant {
   /// The same threshold without cross-memory attach (the default): processes
   /// use the arena (threads of one process still read in place).
   SingleCopyNoCma,
-  /// Single-copy and streaming results from 4000 B: two ranks out of place
+  /// Single-copy from 4000 B, LOOM_TWO_RANK_SUM=whole: two ranks out of place
   /// each sum the whole message themselves (direct_single_copy.cc); in place
-  /// and below the threshold they take shards.
+  /// and below the threshold they take shards. (The variants that leave it
+  /// `auto` take both ways while the choice warms up.)
   WholeSum,
   /// Every rank's buffers from loomMemAlloc, registered, with WholeSum's
-  /// thresholds: processes map each other's buffers without cross-memory
+  /// settings: processes map each other's buffers without cross-memory
   /// attach (two ranks out of place sum the whole message, the rest take
   /// shards).
   SharedBuffers,
@@ -126,10 +127,10 @@ std::vector<std::pair<std::string, std::string>> variantEnv(Variant v) {
     case Variant::SingleCopyNoCma:
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_CMA", "0"}};
     case Variant::WholeSum:
-      return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_NONTEMPORAL_MIN", "4000"}};
+      return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOM_TWO_RANK_SUM", "whole"}};
     case Variant::SharedBuffers:
       return {{"LOOM_SINGLE_COPY_MIN", "4000"},
-              {"LOOM_NONTEMPORAL_MIN", "4000"},
+              {"LOOM_TWO_RANK_SUM", "whole"},
               {"LOOMTEST_SHARED_BUFFERS", "all"}};
     case Variant::SharedBuffersRank0:
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOMTEST_SHARED_BUFFERS", "rank0"}};
@@ -137,7 +138,7 @@ std::vector<std::pair<std::string, std::string>> variantEnv(Variant v) {
       return {{"LOOM_SINGLE_COPY_MIN", "4000"}, {"LOOMTEST_SHARED_BUFFERS", "alternate"}};
     case Variant::SharedBuffersCma:
       return {{"LOOM_SINGLE_COPY_MIN", "4000"},
-              {"LOOM_NONTEMPORAL_MIN", "4000"},
+              {"LOOM_TWO_RANK_SUM", "whole"},
               {"LOOM_CMA", "1"},
               {"LOOMTEST_SHARED_BUFFERS", "rank0"}};
     case Variant::Channels:

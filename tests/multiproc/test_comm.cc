@@ -386,8 +386,9 @@ TEST(Comm, AbortUnblocksWaitingCall) {
 // rank aborted while a peer still reads its buffers must not return before
 // the read ends: its caller may unmap them at once (done here, so a late read
 // would crash the test). 3 thread ranks, 32 MiB of floats each (rank r holds
-// r + 1, rank 0 input and output in one mapping); rank 0 is aborted 3 ms into
-// the call. Rank 2 calls `lateMs` later than the others.
+// r + 1, rank 0 input and output in one mapping); rank 0 is aborted once its
+// thread sleeps in the call's wait (or has returned). Rank 2 calls `lateMs`
+// later than the others.
 struct AbortTrial {
   std::vector<loomResult_t> results;
   std::vector<std::string> messages;
@@ -395,6 +396,19 @@ struct AbortTrial {
 };
 
 using SingleCopyCall = loomResult_t (*)(const float* in, float* out, size_t count, loomComm_t);
+
+/// Whether thread `tid` of this process sleeps (state S in its stat) or has
+/// exited. A rank thread that sleeps after it began its call is waiting
+/// inside it: only then may the test abort its communicator, since an abort
+/// frees it and a call that had not begun would then use freed memory (a
+/// fixed 3 ms head start was too short under AddressSanitizer).
+bool asleepOrGone(pid_t tid) {
+  std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const size_t name = line.rfind(')');  // the thread's name may hold spaces
+  return name != std::string::npos && name + 2 < line.size() && line[name + 2] == 'S';
+}
 
 AbortTrial abortRankZeroMidSingleCopyCall(SingleCopyCall call, int lateMs) {
   constexpr int kRanks = 3;
@@ -423,11 +437,13 @@ AbortTrial abortRankZeroMidSingleCopyCall(SingleCopyCall call, int lateMs) {
     outputs[r].assign(kCount, 0.0f);
   }
   std::atomic<int> started{0};
+  std::atomic<pid_t> rank0Thread{0};
   std::vector<std::thread> ranks;
   for (int r = 0; r < kRanks; ++r) {
     ranks.emplace_back([&, r] {
       const float* in = r == 0 ? rank0 : inputs[r].data();
       float* out = r == 0 ? rank0 + kCount : outputs[r].data();
+      if (r == 0) rank0Thread.store(gettid());
       started.fetch_add(1);
       if (r == 2) std::this_thread::sleep_for(std::chrono::milliseconds(lateMs));
       trial.results[r] = call(in, out, kCount, comms[r]);
@@ -440,7 +456,8 @@ AbortTrial abortRankZeroMidSingleCopyCall(SingleCopyCall call, int lateMs) {
     });
   }
   while (started.load() < kRanks) std::this_thread::yield();
-  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  const auto giveUp = Clock::now() + std::chrono::seconds(20);
+  while (!asleepOrGone(rank0Thread.load()) && Clock::now() < giveUp) std::this_thread::yield();
   EXPECT_EQ(loomCommAbort(comms[0]), loomSuccess);
   for (auto& t : ranks) t.join();
   for (int r = 1; r < kRanks; ++r) EXPECT_EQ(loomCommAbort(comms[r]), loomSuccess);
@@ -613,24 +630,24 @@ TEST(Comm, ConfigTimeoutIsPerCommunicator) {
   EXPECT_EQ(refused, nullptr);
 }
 
-// LOOM_NONTEMPORAL_MIN decides whether two ranks' single-copy all-reduce has
+// LOOM_TWO_RANK_SUM decides whether two ranks' single-copy all-reduce has
 // each sum the whole message, which both must choose alike: ranks that set it
 // differently refuse to start, naming the settings, instead of waiting for
 // each other's rounds until LOOM_TIMEOUT.
-TEST(Comm, RanksWithDifferentNonTemporalThresholdsRefuseToStart) {
-  ScopedEnv env({{"LOOM_TIMEOUT", "10"}, {"LOOM_NONTEMPORAL_MIN", "16M"}});
+TEST(Comm, RanksWithDifferentTwoRankSumsRefuseToStart) {
+  ScopedEnv env({{"LOOM_TIMEOUT", "10"}, {"LOOM_TWO_RANK_SUM", "shards"}});
   loomUniqueId id;
   ASSERT_EQ(loomGetUniqueId(&id), loomSuccess);
   const pid_t child = fork();
   if (child == 0) {
-    setenv("LOOM_NONTEMPORAL_MIN", "1M", 1);
+    setenv("LOOM_TWO_RANK_SUM", "whole", 1);
     loomComm_t comm = nullptr;
     _exit(static_cast<int>(loomCommInitRank(&comm, 2, id, 1)));
   }
   ASSERT_GT(child, 0);
   loomComm_t comm = nullptr;
   EXPECT_EQ(loomCommInitRank(&comm, 2, id, 0), loomInvalidUsage);
-  EXPECT_NE(std::string(loomGetLastError(nullptr)).find("nonTemporal="), std::string::npos)
+  EXPECT_NE(std::string(loomGetLastError(nullptr)).find("twoRankSum="), std::string::npos)
       << loomGetLastError(nullptr);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);

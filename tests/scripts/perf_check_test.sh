@@ -22,7 +22,8 @@ for algo in ring tree direct; do
 done
 # Buffers from loomMemAlloc, registered (-R 1): ranks in other processes read
 # each other's in place once the first large call found them shared; two
-# ranks out of place from 16 MiB each sum the whole message.
+# ranks out of place take shards or each the whole sum, both while the
+# choice between them warms up (LOOM_TWO_RANK_SUM=auto).
 for coll in allreduce allgather reducescatter broadcast reduce; do
   run "$BUILD/loomrun" -n 3 "$BUILD/perf/loom_perf" "$coll" -R 1 -b 1 -e 3M -f 7 -n 20 -w 1 -d all -o all
 done

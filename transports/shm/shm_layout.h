@@ -17,7 +17,7 @@
 
 namespace loom {
 
-inline constexpr uint64_t kShmMagic = 0x4c4f4f4d53484d33ULL;  // "LOOMSHM3"
+inline constexpr uint64_t kShmMagic = 0x4c4f4f4d53484d34ULL;  // "LOOMSHM4"
 inline constexpr int kMaxShmSlots = 16;
 
 /// A message small enough to share one cache line with its round number: a
@@ -75,12 +75,13 @@ struct alignas(64) SegmentHeader {
   /// rank learns alike whether the next call may run single-copy
   /// (DirectOptions::sharedBuffers). Written before inputSeq publishes the round.
   uint32_t sharedOffer[2];
-  /// Rank 0's arena store decisions (ArenaStoreChoice::decision) by slot
-  /// (arenaStoreSlot) and round parity, written before inputSeq publishes the
+  /// Rank 0's measured decisions (MeasuredChoice::decision) by slot (the
+  /// arena stores of all-reduce, all-gather and reduce-scatter, then the
+  /// two-rank sum) and round parity, written before inputSeq publishes the
   /// round: by parity, so that a peer still reading round s's word cannot
   /// find round s+1's there (rank 0 starts round s+2 only after every rank
   /// published round s+1, which each does after reading).
-  alignas(64) std::atomic<uint64_t> arenaStores[3][2];
+  alignas(64) std::atomic<uint64_t> decisions[4][2];
   alignas(64) std::atomic<uint64_t> outputSeq;
   SmallSlot small[2];  // by round parity
   // Single-copy rounds: the user buffers (addresses in this rank's process)

@@ -1,0 +1,76 @@
+#include "collectives/executor/measured_choice.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace loom {
+
+int MeasuredChoice::sizeClass(size_t bytes) {
+  return std::min(static_cast<int>(std::bit_width(bytes)), kSizeClasses - 1);
+}
+
+bool MeasuredChoice::takesSecond(size_t bytes) {
+  switch (setting_) {
+    case Setting::AlwaysFirst:
+      return false;
+    case Setting::AlwaysSecond:
+      return true;
+    case Setting::Measure:
+      break;
+  }
+  const int c = sizeClass(bytes);
+  const uint64_t round = asked_[c]++;
+  bool second = false;
+  if (warmingIn(adopted_, c)) {
+    second = round / kBlockRounds % 2 == 1;
+  } else {
+    const bool preferred = secondIn(adopted_, c);
+    const bool exploring = round % kExplorePeriod >= kExplorePeriod - kBlockRounds;
+    second = preferred != exploring;
+  }
+  const uint8_t way = second ? 2 : 1;
+  changedWay_[c] = lastWay_[c] != way;
+  lastWay_[c] = way;
+  return second;
+}
+
+void MeasuredChoice::record(size_t bytes, bool second, uint64_t nanos) {
+  if (bytes == 0) return;
+  const int c = sizeClass(bytes);
+  const int way = second ? 1 : 0;
+  double& cost = cost_[c][way];
+  const double sample = static_cast<double>(nanos) / static_cast<double>(bytes);
+  const uint64_t warming = uint64_t{1} << (32 + c);
+  const uint64_t secondBit = uint64_t{1} << c;
+  const bool preferred = ((decision_ & secondBit) != 0) == second;
+  int& counted = rounds_[c][way];
+  if (changedWay_[c]) {
+    // Not counted: the first round after a change of way also pays for what
+    // the other way left behind (lines it evicted or streamed past the
+    // cache, pages it never touched), which would count against it.
+  } else if (counted < kWarmRounds) {
+    cost = counted == 0 ? sample : std::min(cost, sample);
+    ++counted;
+  } else if (preferred) {
+    // A quarter of each new round, a round counted at most twice the cost so
+    // far: a machine that changed (a VM's vCPUs moved) is followed within a
+    // few rounds, while one stalled round (a preempted rank) moves it little.
+    cost = 0.75 * cost + 0.25 * std::min(sample, 2 * cost);
+  } else {
+    // Measured once per kExplorePeriod rounds: the latest round says most.
+    cost = sample;
+  }
+  if (rounds_[c][0] < kWarmRounds || rounds_[c][1] < kWarmRounds) {
+    decision_ = (decision_ & ~secondBit) | warming;
+    return;
+  }
+  const bool wasSecond = (decision_ & secondBit) != 0 && (decision_ & warming) == 0;
+  decision_ &= ~(warming | secondBit);
+  // The other way must be clearly faster (by kSwitchMargin) to take over.
+  const double current = cost_[c][wasSecond ? 1 : 0];
+  const double other = cost_[c][wasSecond ? 0 : 1];
+  const bool nowSecond = other < kSwitchMargin * current ? !wasSecond : wasSecond;
+  if (nowSecond) decision_ |= secondBit;
+}
+
+}  // namespace loom

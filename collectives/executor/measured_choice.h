@@ -1,0 +1,93 @@
+// A choice between two ways of running the same direct round, made by timing
+// both on the machine at hand: which is faster depends on where the ranks'
+// cores sit relative to each other, and on a VM that changes while a job runs.
+// The direct executor makes two such choices (arena_stores.h, two_rank_sum.h).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace loom {
+
+/// What a choice is called in the log, and its two ways.
+struct ChoiceNames {
+  const char* choice;
+  const char* first;
+  const char* second;
+};
+
+/// One choice of one collective on one communicator, the same on every rank.
+/// Rank 0 (the leader) times whole rounds, which include the waits for the
+/// peers and so the effect of what everybody did, and publishes its decision
+/// in its segment header; every rank adopts it at the same round. Each round
+/// size class (powers of two) is judged on its own and counts its own rounds.
+/// A round right after a change of way is never counted: it also pays for
+/// what the other way left in (or out of) the caches, so ways are tried in
+/// blocks of kBlockRounds. A class starts with blocks of each way in turn
+/// until each has kWarmRounds counted rounds, and keeps each way's fastest:
+/// a way's first block also meets the class's cold pages, its second does
+/// not. From then on the last block of every kExplorePeriod rounds of the
+/// class takes the way not preferred, on every rank alike, so both stay
+/// measured as the machine changes; the preferred way's cost is a moving
+/// average of its rounds, the other's its latest counted round, and the
+/// other takes over once it is faster by more than kSwitchMargin.
+class MeasuredChoice {
+ public:
+  /// Measure, or a setting that fixes the way (the environment's choice).
+  enum class Setting : uint8_t { Measure, AlwaysFirst, AlwaysSecond };
+
+  static constexpr uint64_t kExplorePeriod = 64;
+  static constexpr uint64_t kBlockRounds = 3;
+  static constexpr int kWarmRounds = 4;
+  static constexpr int kSizeClasses = 32;
+  static constexpr uint64_t kAllWarming = ~uint64_t{0} << 32;
+  static constexpr double kSwitchMargin = 0.85;
+
+  explicit MeasuredChoice(Setting setting = Setting::Measure) : setting_(setting) {}
+
+  /// Whether the next round of `bytes` takes the second way, by the adopted
+  /// decision. Every rank calls it once per round that has the choice, in
+  /// the same order, so the rounds it counts per size class (which pick the
+  /// warm-up alternation and the exploring rounds) are the same on every rank.
+  bool takesSecond(size_t bytes);
+
+  /// Leader: a round of `bytes` that took the `second` way (or the first)
+  /// took `nanos`.
+  void record(size_t bytes, bool second, uint64_t nanos);
+  /// Leader: the decision to publish. Bit c: class c prefers the second way
+  /// (the faster measured one); bit 32 + c: class c is still warming up.
+  uint64_t decision() const { return decision_; }
+  /// Every rank: the leader's published decision, for its next rounds.
+  void adopt(uint64_t decision) { adopted_ = decision; }
+
+  /// Whether rounds are timed (no setting fixes the way).
+  bool measures() const { return setting_ == Setting::Measure; }
+  /// The measured cost of a size class, nanoseconds per byte (0: unmeasured).
+  double nanosPerByte(size_t bytes, bool second) const {
+    return cost_[sizeClass(bytes)][second ? 1 : 0];
+  }
+
+  static int sizeClass(size_t bytes);
+  /// Whether `decision` has size class c warming up, or preferring the second way.
+  static bool warmingIn(uint64_t decision, int c) { return (decision >> (32 + c) & 1U) != 0; }
+  static bool secondIn(uint64_t decision, int c) { return (decision >> c & 1U) != 0; }
+
+ private:
+  Setting setting_;
+  uint64_t adopted_ = 0;
+  uint64_t decision_ = kAllWarming;  // kept up to date by record()
+  /// Rounds asked for by size class: a class's own count, not the global
+  /// round number, so a class whose rounds all fall on one parity still
+  /// alternates and explores.
+  std::array<uint64_t, kSizeClasses> asked_{};
+  /// By size class and [second]: cost in ns per byte, and rounds counted.
+  std::array<std::array<double, 2>, kSizeClasses> cost_{};
+  std::array<std::array<int, 2>, kSizeClasses> rounds_{};
+  /// By size class: 1 + the way of its last round (0: none yet), and
+  /// whether that round changed the way.
+  std::array<uint8_t, kSizeClasses> lastWay_{};
+  std::array<bool, kSizeClasses> changedWay_{};
+};
+
+}  // namespace loom
