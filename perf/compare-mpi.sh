@@ -3,8 +3,10 @@
 # Prints one table per rank count: times, bus bandwidths and their ratios, with the
 # single-thread memcpy bandwidth as the ceiling a host all-reduce's copies run into.
 #
-#   perf/compare-mpi.sh [--max 256M] [--min 8] [--iters 20] [--warmup 5] [--ranks "2 4"]
+#   perf/compare-mpi.sh [--max 256M] [--min 8] [--iters 20] [--warmup 15] [--ranks "2 4"]
 #                       [--runs 1] [--registered] [--out FILE] [--csv-dir DIR]
+# 15 warm-up iterations: Loom's first 12 rounds of a size try two ways in turn
+# where it learns one (arena stores, the two-rank sum; docs/architecture.md).
 # --runs N runs each side N times, alternating, and keeps each side's best time
 # per size (the machine is shared: single runs move by +-30 %).
 # --registered adds a third side: loom_perf -R 1, whose buffers come from
@@ -17,7 +19,7 @@ set -euo pipefail
 max=256M
 min=8
 iters=20
-warmup=5
+warmup=15
 ranks="2 4"
 runs=1
 out=""

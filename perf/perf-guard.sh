@@ -34,7 +34,7 @@ perf_binaries perf-guard
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 small=(allreduce -b 8 -e 8 -n 5000 -w 500 -d float -o sum -c 1)
-large=(allreduce -b 1M -e 16M -f 16 -n 10 -w 3 -d float -o sum -c 1)
+large=(allreduce -b 1M -e 16M -f 16 -n 10 -w 15 -d float -o sum -c 1)
 
 # side ranks csv args...: one run of one side; a failed or wrong run fails the guard.
 measure() {

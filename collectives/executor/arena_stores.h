@@ -25,12 +25,11 @@
 
 namespace loom {
 
-enum class ArenaStores : uint8_t { Auto, Cached, Streaming };
-
-/// LOOM_ARENA_STORES's words.
-inline constexpr Named<ArenaStores> kArenaStoresNames[] = {{ArenaStores::Auto, "auto"},
-                                                           {ArenaStores::Cached, "cached"},
-                                                           {ArenaStores::Streaming, "streaming"}};
+/// LOOM_ARENA_STORES: the first way is cached stores, the second streaming.
+inline constexpr ChoiceNames kArenaStoreNames{"arena stores",
+                                              {{ChoiceSetting::Measure, "auto"},
+                                               {ChoiceSetting::First, "cached"},
+                                               {ChoiceSetting::Second, "streaming"}}};
 
 /// The collectives whose direct rounds every rank publishes and waits for
 /// together, so that rank 0's decision reaches every rank in step: each has a
@@ -59,22 +58,6 @@ constexpr int directSlot(Collective collective) {
 constexpr int arenaStoreSlot(Collective collective) {
   const int slot = directSlot(collective);
   return slot < kArenaStoreSlots ? slot : -1;
-}
-
-inline constexpr ChoiceNames kArenaStoreNames{"arena stores", "cached", "streaming"};
-
-/// The choice a communicator's collective starts with: the first way is
-/// cached stores, the second streaming.
-inline MeasuredChoice arenaStoreChoice(ArenaStores setting) {
-  switch (setting) {
-    case ArenaStores::Cached:
-      return MeasuredChoice(MeasuredChoice::Setting::AlwaysFirst);
-    case ArenaStores::Streaming:
-      return MeasuredChoice(MeasuredChoice::Setting::AlwaysSecond);
-    case ArenaStores::Auto:
-      break;
-  }
-  return MeasuredChoice();
 }
 
 }  // namespace loom

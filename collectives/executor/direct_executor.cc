@@ -248,9 +248,8 @@ void DirectExecutor::finishTimedRound(const TimedRound& round, MeasuredChoice& c
     return;
   }
   LOOM_INFO("{} of {}-byte rounds (size class {}): {} ({} {:.3f} ns/B, {} {:.3f} ns/B)",
-            names.choice, round.bytes, c,
-            MeasuredChoice::secondIn(choice.decision(), c) ? names.second : names.first,
-            names.first, choice.nanosPerByte(round.bytes, false), names.second,
+            names.choice, round.bytes, c, names.way(MeasuredChoice::secondIn(choice.decision(), c)),
+            names.way(false), choice.nanosPerByte(round.bytes, false), names.way(true),
             choice.nanosPerByte(round.bytes, true));
 }
 
@@ -264,14 +263,16 @@ DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes) {
 }
 
 void DirectExecutor::publishStoreDecision() {
-  if (options_.arenaStores != nullptr)
+  if (options_.arenaStores != nullptr) {
     publishDecision(*options_.arenaStores, options_.arenaStoreSlot);
+  }
 }
 
 void DirectExecutor::adoptStoreDecision() {
   // From the next round: this one's stores are written already.
-  if (options_.arenaStores != nullptr)
+  if (options_.arenaStores != nullptr) {
     adoptDecision(*options_.arenaStores, options_.arenaStoreSlot);
+  }
 }
 
 void DirectExecutor::finishArenaRound(const ArenaRound& round) {

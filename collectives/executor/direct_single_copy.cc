@@ -342,13 +342,13 @@ void DirectExecutor::sumByShards(const char* in, char* out, size_t count, size_t
 bool DirectExecutor::singleCopyAllReduce(const char* in, char* out, size_t count, size_t es,
                                          const ReduceContext& rc) {
   const size_t bytes = count * es;
-  const TimedRound clock = nranks_ == 2 && options_.twoRankSum != nullptr
-                               ? startTimedRound(*options_.twoRankSum, bytes)
-                               : TimedRound{};
   if (!exposeBuffers({in, bytes, options_.inputFile, out, bytes, options_.outputFile, true})) {
     return false;
   }
   const bool choosing = mayChooseWholeSum(bytes);
+  // From here: the ways differ only in what follows, while the exposure's
+  // wait for the last rank to arrive would add its skew to either.
+  const TimedRound clock = choosing ? startTimedRound(*options_.twoRankSum, bytes) : TimedRound{};
   const bool whole = choosing && options_.twoRankSum->takesSecond(bytes);
   if (whole) {
     sumWholeMessage(in, out, count, es, rc);
@@ -356,7 +356,7 @@ bool DirectExecutor::singleCopyAllReduce(const char* in, char* out, size_t count
     sumByShards(in, out, count, es, rc);
   }
   releaseBuffers();
-  if (choosing) finishTimedRound(clock, *options_.twoRankSum, whole, kTwoRankSumChoiceNames);
+  if (choosing) finishTimedRound(clock, *options_.twoRankSum, whole, kTwoRankSumNames);
   return true;
 }
 

@@ -11,11 +11,11 @@ int MeasuredChoice::sizeClass(size_t bytes) {
 
 bool MeasuredChoice::takesSecond(size_t bytes) {
   switch (setting_) {
-    case Setting::AlwaysFirst:
+    case ChoiceSetting::First:
       return false;
-    case Setting::AlwaysSecond:
+    case ChoiceSetting::Second:
       return true;
-    case Setting::Measure:
+    case ChoiceSetting::Measure:
       break;
   }
   const int c = sizeClass(bytes);
@@ -23,9 +23,13 @@ bool MeasuredChoice::takesSecond(size_t bytes) {
   bool second = false;
   if (warmingIn(adopted_, c)) {
     second = round / kBlockRounds % 2 == 1;
+  } else if (round % kExplorePeriod > kExplorePeriod - kBlockRounds) {
+    // Inside the exploring block: its way, even where a round of it just
+    // changed the preference (it would otherwise come back for one round).
+    second = lastWay_[c] == 2;
   } else {
     const bool preferred = secondIn(adopted_, c);
-    const bool exploring = round % kExplorePeriod >= kExplorePeriod - kBlockRounds;
+    const bool exploring = round % kExplorePeriod == kExplorePeriod - kBlockRounds;
     second = preferred != exploring;
   }
   const uint8_t way = second ? 2 : 1;
@@ -57,7 +61,7 @@ void MeasuredChoice::record(size_t bytes, bool second, uint64_t nanos) {
     // few rounds, while one stalled round (a preempted rank) moves it little.
     cost = 0.75 * cost + 0.25 * std::min(sample, 2 * cost);
   } else {
-    // Measured once per kExplorePeriod rounds: the latest round says most.
+    // Measured in one block per kExplorePeriod rounds: the latest round says most.
     cost = sample;
   }
   if (rounds_[c][0] < kWarmRounds || rounds_[c][1] < kWarmRounds) {

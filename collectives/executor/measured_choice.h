@@ -7,14 +7,23 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
+
+#include "core/names.h"
 
 namespace loom {
 
-/// What a choice is called in the log, and its two ways.
+/// Measure, or a setting that fixes the way (the environment's choice).
+enum class ChoiceSetting : uint8_t { Measure, First, Second };
+
+/// What a choice is called in the log, and the words of its settings (its
+/// environment variable's, which name the two ways in the log too).
 struct ChoiceNames {
-  const char* choice;
-  const char* first;
-  const char* second;
+  std::string_view choice;
+  Named<ChoiceSetting> words[3];
+  std::string_view way(bool second) const {
+    return nameIn(words, second ? ChoiceSetting::Second : ChoiceSetting::First);
+  }
 };
 
 /// One choice of one collective on one communicator, the same on every rank.
@@ -31,12 +40,12 @@ struct ChoiceNames {
 /// class takes the way not preferred, on every rank alike, so both stay
 /// measured as the machine changes; the preferred way's cost is a moving
 /// average of its rounds, the other's its latest counted round, and the
-/// other takes over once it is faster by more than kSwitchMargin.
+/// other takes over once it is faster by more than kSwitchMargin. Only the
+/// rounds that ask takesSecond count as ways taken: other traffic between
+/// them (an in-place call of the same size, another size) moves the caches
+/// unseen, which the moving average absorbs.
 class MeasuredChoice {
  public:
-  /// Measure, or a setting that fixes the way (the environment's choice).
-  enum class Setting : uint8_t { Measure, AlwaysFirst, AlwaysSecond };
-
   static constexpr uint64_t kExplorePeriod = 64;
   static constexpr uint64_t kBlockRounds = 3;
   static constexpr int kWarmRounds = 4;
@@ -44,7 +53,7 @@ class MeasuredChoice {
   static constexpr uint64_t kAllWarming = ~uint64_t{0} << 32;
   static constexpr double kSwitchMargin = 0.85;
 
-  explicit MeasuredChoice(Setting setting = Setting::Measure) : setting_(setting) {}
+  explicit MeasuredChoice(ChoiceSetting setting = ChoiceSetting::Measure) : setting_(setting) {}
 
   /// Whether the next round of `bytes` takes the second way, by the adopted
   /// decision. Every rank calls it once per round that has the choice, in
@@ -58,11 +67,12 @@ class MeasuredChoice {
   /// Leader: the decision to publish. Bit c: class c prefers the second way
   /// (the faster measured one); bit 32 + c: class c is still warming up.
   uint64_t decision() const { return decision_; }
-  /// Every rank: the leader's published decision, for its next rounds.
+  /// Every rank: the leader's published decision, for the rounds that ask
+  /// takesSecond after it.
   void adopt(uint64_t decision) { adopted_ = decision; }
 
   /// Whether rounds are timed (no setting fixes the way).
-  bool measures() const { return setting_ == Setting::Measure; }
+  bool measures() const { return setting_ == ChoiceSetting::Measure; }
   /// The measured cost of a size class, nanoseconds per byte (0: unmeasured).
   double nanosPerByte(size_t bytes, bool second) const {
     return cost_[sizeClass(bytes)][second ? 1 : 0];
@@ -74,14 +84,15 @@ class MeasuredChoice {
   static bool secondIn(uint64_t decision, int c) { return (decision >> c & 1U) != 0; }
 
  private:
-  Setting setting_;
+  ChoiceSetting setting_;
   uint64_t adopted_ = 0;
   uint64_t decision_ = kAllWarming;  // kept up to date by record()
   /// Rounds asked for by size class: a class's own count, not the global
   /// round number, so a class whose rounds all fall on one parity still
   /// alternates and explores.
   std::array<uint64_t, kSizeClasses> asked_{};
-  /// By size class and [second]: cost in ns per byte, and rounds counted.
+  /// By size class and [second]: cost in ns per byte, and counted rounds up
+  /// to kWarmRounds (the warm-up's).
   std::array<std::array<double, 2>, kSizeClasses> cost_{};
   std::array<std::array<int, 2>, kSizeClasses> rounds_{};
   /// By size class: 1 + the way of its last round (0: none yet), and

@@ -16,33 +16,14 @@
 // Both reduce in rank order, so the results are bit-identical either way.
 #pragma once
 
-#include <cstdint>
-
 #include "collectives/executor/measured_choice.h"
-#include "core/names.h"
 
 namespace loom {
 
-enum class TwoRankSum : uint8_t { Auto, Shards, Whole };
-
-/// LOOM_TWO_RANK_SUM's words.
-inline constexpr Named<TwoRankSum> kTwoRankSumNames[] = {
-    {TwoRankSum::Auto, "auto"}, {TwoRankSum::Shards, "shards"}, {TwoRankSum::Whole, "whole"}};
-
-inline constexpr ChoiceNames kTwoRankSumChoiceNames{"two-rank sum", "shards", "whole"};
-
-/// The choice a communicator starts with: the first way is shards, the
-/// second the whole sum.
-inline MeasuredChoice twoRankSumChoice(TwoRankSum setting) {
-  switch (setting) {
-    case TwoRankSum::Shards:
-      return MeasuredChoice(MeasuredChoice::Setting::AlwaysFirst);
-    case TwoRankSum::Whole:
-      return MeasuredChoice(MeasuredChoice::Setting::AlwaysSecond);
-    case TwoRankSum::Auto:
-      break;
-  }
-  return MeasuredChoice();
-}
+/// LOOM_TWO_RANK_SUM: the first way is shards, the second the whole sum.
+inline constexpr ChoiceNames kTwoRankSumNames{"two-rank sum",
+                                              {{ChoiceSetting::Measure, "auto"},
+                                               {ChoiceSetting::First, "shards"},
+                                               {ChoiceSetting::Second, "whole"}}};
 
 }  // namespace loom

@@ -270,8 +270,8 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank,
   comm->nranks = nranks;
   comm->id = id;
   comm->config = CommConfig::fromEnvironment();
-  comm->arenaStores.fill(arenaStoreChoice(comm->config.arenaStores));
-  comm->twoRankSum = twoRankSumChoice(comm->config.twoRankSum);
+  comm->arenaStores.fill(MeasuredChoice(comm->config.arenaStores));
+  comm->twoRankSum = MeasuredChoice(comm->config.twoRankSum);
   if (overrides.timeout) comm->config.timeout = *overrides.timeout;
   const Deadline deadline = Deadline::after(comm->config.timeout);
 

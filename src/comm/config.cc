@@ -56,8 +56,10 @@ CommConfig CommConfig::fromEnvironment() {
   c.directMaxBytes = envBytes("LOOM_DIRECT_MAX", SIZE_MAX, 0, SIZE_MAX);
   c.directOneShotBytes = envBytes("LOOM_DIRECT_ONESHOT", 32 << 10, 0, 1ULL << 30);
   c.nonTemporalMinBytes = envBytes("LOOM_NONTEMPORAL_MIN", 16 << 20, 0, SIZE_MAX);
-  c.arenaStores = envChoice("LOOM_ARENA_STORES", kArenaStoresNames).value_or(ArenaStores::Auto);
-  c.twoRankSum = envChoice("LOOM_TWO_RANK_SUM", kTwoRankSumNames).value_or(TwoRankSum::Auto);
+  c.arenaStores =
+      envChoice("LOOM_ARENA_STORES", kArenaStoreNames.words).value_or(ChoiceSetting::Measure);
+  c.twoRankSum =
+      envChoice("LOOM_TWO_RANK_SUM", kTwoRankSumNames.words).value_or(ChoiceSetting::Measure);
   c.singleCopy = envFlag("LOOM_SINGLE_COPY", true);
   c.singleCopyMinBytes = envBytes("LOOM_SINGLE_COPY_MIN", 256 << 10, 1, SIZE_MAX);
   c.crossMemory = envFlag("LOOM_CMA", false);

@@ -38,17 +38,18 @@ struct CommConfig {
   size_t directMaxBytes = SIZE_MAX;  // LOOM_DIRECT_MAX: largest message for the direct algorithm
   size_t directOneShotBytes = size_t{32} << 10;  // LOOM_DIRECT_ONESHOT
   /// LOOM_NONTEMPORAL_MIN: direct all-reduce, all-gather and broadcast
-  /// results at least this large are written past the cache.
+  /// results at least this large are written past the cache. A rank-local
+  /// choice, so not part of the signature ranks compare.
   size_t nonTemporalMinBytes = size_t{16} << 20;
   /// LOOM_ARENA_STORES: how the direct all-reduce writes its arena rounds
   /// (collectives/executor/arena_stores.h). Rank-local too: a rank set
   /// otherwise only costs speed.
-  ArenaStores arenaStores = ArenaStores::Auto;
+  ChoiceSetting arenaStores = ChoiceSetting::Measure;
   /// LOOM_TWO_RANK_SUM: how two ranks that read each other's buffers in place
   /// run a single-copy all-reduce out of place
   /// (collectives/executor/two_rank_sum.h). Both must choose alike: part of
   /// the signature ranks compare.
-  TwoRankSum twoRankSum = TwoRankSum::Auto;
+  ChoiceSetting twoRankSum = ChoiceSetting::Measure;
   /// LOOM_SINGLE_COPY=0: the direct algorithm always copies through the
   /// shared arena, never reading peers' buffers in place.
   bool singleCopy = true;

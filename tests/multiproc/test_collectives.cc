@@ -39,8 +39,8 @@ enum class Variant {
   SingleCopyNoCma,
   /// Single-copy from 4000 B, LOOM_TWO_RANK_SUM=whole: two ranks out of place
   /// each sum the whole message themselves (direct_single_copy.cc); in place
-  /// and below the threshold they take shards. (The variants that leave it
-  /// `auto` take both ways while the choice warms up.)
+  /// they take shards, and below the threshold the arena. (The variants that
+  /// leave it `auto` take both ways while the choice warms up.)
   WholeSum,
   /// Every rank's buffers from loomMemAlloc, registered, with WholeSum's
   /// settings: processes map each other's buffers without cross-memory

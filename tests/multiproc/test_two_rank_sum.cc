@@ -5,6 +5,7 @@
 // hand half the result over (one and a half).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,14 +18,20 @@ namespace {
 constexpr size_t kCount = size_t{1} << 16;  // 256 KiB of floats: LOOM_SINGLE_COPY_MIN
 constexpr uint64_t kWhole = kCount * sizeof(float);
 constexpr uint64_t kShards = kWhole + kWhole / 2;
-/// Calls while the choice warms up: blocks of three, shards first, until
-/// each way has four counted rounds (MeasuredChoice::kWarmRounds).
+/// Rounds (here: calls) while the choice warms up, in blocks of three
+/// (MeasuredChoice::kBlockRounds), shards first, until each way has four
+/// counted rounds (MeasuredChoice::kWarmRounds); later, the last block of
+/// every 64 rounds explores the way not preferred.
 constexpr int kWarmCalls = 12;
+constexpr int kBlock = 3;
+constexpr int kExploringBlock = 61;
+
+enum class Ways { Shards, Whole, Measured };
 
 struct Case {
   Launch launch;
   const char* setting;
-  uint64_t warmBytes;  // what rank 0 sends in the kWarmCalls calls
+  Ways ways;
 };
 
 std::string caseName(const testing::TestParamInfo<Case>& info) {
@@ -91,6 +98,32 @@ std::string sumOnce(int rank, int call, const SumBuffers& buffers, loomComm_t co
 
 class TwoRankSum : public testing::TestWithParam<Case> {};
 
+/// What the calls' bytes say of the ways they took ("S" shards, "W" whole),
+/// or why they do not fit.
+std::string waysProblem(const std::string& ways, Ways expected) {
+  if (expected != Ways::Measured) {
+    const char only = expected == Ways::Shards ? 'S' : 'W';
+    return ways.find_first_not_of(only) == std::string::npos ? ""
+                                                             : "not all " + std::string(1, only);
+  }
+  for (int call = 0; call < kWarmCalls; ++call) {
+    if (ways[call] != (call / kBlock % 2 == 0 ? 'S' : 'W')) return "warm-up not in blocks";
+  }
+  // Past the warm-up rank 0's decision holds for runs of calls; a choice
+  // that never left the warm-up would go on in blocks of three.
+  size_t longest = 0;
+  for (size_t at = kWarmCalls; at < kExploringBlock;) {
+    const size_t end = std::min<size_t>(ways.find_first_not_of(ways[at], at), kExploringBlock);
+    longest = std::max(longest, end - at);
+    at = end;
+  }
+  if (longest <= kBlock) return "no decision after the warm-up";
+  if (ways.substr(kExploringBlock, kBlock) != std::string(kBlock, ways[kExploringBlock])) {
+    return "the exploring block changed its way";
+  }
+  return "";
+}
+
 TEST_P(TwoRankSum, TakesTheWayItsSettingSays) {
   const Case c = GetParam();
   RunOptions o;
@@ -107,33 +140,33 @@ TEST_P(TwoRankSum, TakesTheWayItsSettingSays) {
     // Between processes the first call learns in the arena that the buffers
     // are shared; single-copy starts with the next.
     if (c.launch == Launch::Processes) out.error += sumOnce(rank, call++, buffers, comm);
-    loomCommStats before{};
-    loomCommStats after{};
-    loomCommGetStats(comm, &before);
-    for (int i = 0; i < kWarmCalls; ++i) out.error += sumOnce(rank, call++, buffers, comm);
-    loomCommGetStats(comm, &after);
-    if (after.bytesSent - before.bytesSent != c.warmBytes) {
-      out.error += "sent " + std::to_string(after.bytesSent - before.bytesSent) + " bytes in " +
-                   std::to_string(kWarmCalls) + " calls, not " + std::to_string(c.warmBytes) + "\n";
-    }
-    // Past the warm-up the ways follow rank 0's timings, alike on both ranks.
-    for (int i = 0; i < 80 && out.error.empty(); ++i) {
+    std::string ways;
+    for (int i = 0; i < kExploringBlock + kBlock && out.error.empty(); ++i) {
       out.error += sumOnce(rank, call++, buffers, comm);
+      loomCommStats stats{};
+      loomCommGetStats(comm, &stats);
+      ways += stats.lastCallBytesSent == kWhole    ? 'W'
+              : stats.lastCallBytesSent == kShards ? 'S'
+                                                   : '?';
     }
+    if (out.error.empty() && !waysProblem(ways, c.ways).empty()) {
+      out.error = waysProblem(ways, c.ways) + ": " + ways + "\n";
+    }
+    out.report = ways;  // the same on both ranks
     return out;
   });
-  EXPECT_EQ(failures(results), "");
+  ASSERT_EQ(failures(results), "");
+  EXPECT_EQ(results[0].outcome.report, results[1].outcome.report);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Ways, TwoRankSum,
-    testing::Values(Case{Launch::Threads, "shards", kWarmCalls* kShards},
-                    Case{Launch::Threads, "whole", kWarmCalls* kWhole},
-                    Case{Launch::Threads, "auto", kWarmCalls / 2 * (kShards + kWhole)},
-                    Case{Launch::Processes, "shards", kWarmCalls* kShards},
-                    Case{Launch::Processes, "whole", kWarmCalls* kWhole},
-                    Case{Launch::Processes, "auto", kWarmCalls / 2 * (kShards + kWhole)}),
-    caseName);
+INSTANTIATE_TEST_SUITE_P(Ways, TwoRankSum,
+                         testing::Values(Case{Launch::Threads, "shards", Ways::Shards},
+                                         Case{Launch::Threads, "whole", Ways::Whole},
+                                         Case{Launch::Threads, "auto", Ways::Measured},
+                                         Case{Launch::Processes, "shards", Ways::Shards},
+                                         Case{Launch::Processes, "whole", Ways::Whole},
+                                         Case{Launch::Processes, "auto", Ways::Measured}),
+                         caseName);
 
 }  // namespace
 }  // namespace loomtest

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "collectives/executor/arena_stores.h"
 #include "collectives/executor/two_rank_sum.h"
@@ -34,27 +36,27 @@ int run(MeasuredChoice& choice, int rounds, Cost nanosPerByte, size_t bytes = kR
 
 /// The leader's current decision for `bytes`: warming up, or which kind.
 bool warming(const MeasuredChoice& choice, size_t bytes) {
-  return (choice.decision() >> (32 + MeasuredChoice::sizeClass(bytes)) & 1U) != 0;
+  return MeasuredChoice::warmingIn(choice.decision(), MeasuredChoice::sizeClass(bytes));
 }
 bool prefersStreaming(const MeasuredChoice& choice, size_t bytes = kRound) {
   EXPECT_FALSE(warming(choice, bytes));
-  return (choice.decision() >> MeasuredChoice::sizeClass(bytes) & 1U) != 0;
+  return MeasuredChoice::secondIn(choice.decision(), MeasuredChoice::sizeClass(bytes));
 }
 
 const auto kNear = [](bool streaming) { return streaming ? 0.18 : 0.14; };
 const auto kFar = [](bool streaming) { return streaming ? 0.16 : 0.48; };
 
-TEST(ArenaStores, FixedSettingsNeverChange) {
-  MeasuredChoice cached = arenaStoreChoice(ArenaStores::Cached);
-  MeasuredChoice streaming = arenaStoreChoice(ArenaStores::Streaming);
-  EXPECT_FALSE(cached.measures());
-  EXPECT_FALSE(streaming.measures());
-  EXPECT_TRUE(arenaStoreChoice(ArenaStores::Auto).measures());
+TEST(MeasuredChoice, FixedSettingsNeverChange) {
+  MeasuredChoice first(ChoiceSetting::First);
+  MeasuredChoice second(ChoiceSetting::Second);
+  EXPECT_FALSE(first.measures());
+  EXPECT_FALSE(second.measures());
+  EXPECT_TRUE(MeasuredChoice().measures());
   for (int round = 0; round < 300; ++round) {
-    EXPECT_FALSE(cached.takesSecond(kRound));
-    EXPECT_TRUE(streaming.takesSecond(kRound));
-    cached.adopt(~uint64_t{0});  // a leader's decision does not override the setting
-    streaming.adopt(0);
+    EXPECT_FALSE(first.takesSecond(kRound));
+    EXPECT_TRUE(second.takesSecond(kRound));
+    first.adopt(~uint64_t{0});  // a leader's decision does not override the setting
+    second.adopt(0);
   }
 }
 
@@ -169,47 +171,58 @@ TEST(MeasuredChoice, EveryRankThatAdoptsTheSameDecisionChoosesAlike) {
   }
 }
 
-TEST(ArenaStores, EnvironmentWordsAndABadOne) {
-  EXPECT_EQ(valueIn(kArenaStoresNames, "auto"), ArenaStores::Auto);
-  EXPECT_EQ(valueIn(kArenaStoresNames, "cached"), ArenaStores::Cached);
-  EXPECT_EQ(valueIn(kArenaStoresNames, "streaming"), ArenaStores::Streaming);
-  setenv("LOOM_ARENA_STORES", "sometimes", 1);
-  try {
-    envChoice("LOOM_ARENA_STORES", kArenaStoresNames);
-    ADD_FAILURE() << "a bad LOOM_ARENA_STORES was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("auto, cached, streaming"), std::string::npos) << e.what();
+// The executor adopts the two-rank sum's decision in the round it decides:
+// if a counted round of an exploring block makes the explored way the
+// preferred one, the block goes on with it rather than coming back for a round.
+TEST(MeasuredChoice, AnExploringBlockKeepsItsWayWhenThePreferenceFlipsInsideIt) {
+  constexpr uint64_t kPeriod = MeasuredChoice::kExplorePeriod;
+  constexpr uint64_t kBlock = kPeriod - MeasuredChoice::kBlockRounds;  // its first round
+  MeasuredChoice choice;
+  std::vector<bool> ways;
+  for (uint64_t round = 0; round < 2 * kPeriod; ++round) {
+    choice.adopt(choice.decision());
+    const bool second = choice.takesSecond(kRound);
+    ways.push_back(second);
+    // The second way is the slower until the first exploring block, where
+    // it has become twice as fast as the first.
+    const double perByte = !second ? 0.1 : (round < kBlock ? 0.2 : 0.05);
+    choice.record(kRound, second, static_cast<uint64_t>(perByte * kRound));
   }
-  unsetenv("LOOM_ARENA_STORES");
-  EXPECT_EQ(envChoice("LOOM_ARENA_STORES", kArenaStoresNames), std::nullopt);
-}
-
-TEST(TwoRankSum, SettingsFixTheWayOrMeasure) {
-  MeasuredChoice shards = twoRankSumChoice(TwoRankSum::Shards);
-  MeasuredChoice whole = twoRankSumChoice(TwoRankSum::Whole);
-  EXPECT_TRUE(twoRankSumChoice(TwoRankSum::Auto).measures());
-  EXPECT_FALSE(shards.measures());
-  EXPECT_FALSE(whole.measures());
-  for (int round = 0; round < 200; ++round) {
-    EXPECT_FALSE(shards.takesSecond(kRound));
-    EXPECT_TRUE(whole.takesSecond(kRound));
+  // The block's first round is not counted (a change of way); its second
+  // makes the second way preferred, and every round from there on takes it
+  // up to the next exploring block, which tries the first way again.
+  for (uint64_t round = 12; round < 2 * kPeriod; ++round) {
+    const bool second = round >= kBlock && round < kPeriod + kBlock;
+    EXPECT_EQ(ways[round], second) << "round " << round;
   }
 }
 
-TEST(TwoRankSum, EnvironmentWordsAndABadOne) {
-  EXPECT_EQ(valueIn(kTwoRankSumNames, "auto"), TwoRankSum::Auto);
-  EXPECT_EQ(valueIn(kTwoRankSumNames, "shards"), TwoRankSum::Shards);
-  EXPECT_EQ(valueIn(kTwoRankSumNames, "whole"), TwoRankSum::Whole);
-  setenv("LOOM_TWO_RANK_SUM", "half", 1);
-  try {
-    envChoice("LOOM_TWO_RANK_SUM", kTwoRankSumNames);
-    ADD_FAILURE() << "a bad LOOM_TWO_RANK_SUM was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("auto, shards, whole"), std::string::npos) << e.what();
+// Each choice's environment words, and a word it does not take.
+TEST(MeasuredChoice, EnvironmentWordsAndABadOne) {
+  const struct {
+    const char* variable;
+    const ChoiceNames& names;
+    const char* words[3];
+  } choices[] = {{"LOOM_ARENA_STORES", kArenaStoreNames, {"auto", "cached", "streaming"}},
+                 {"LOOM_TWO_RANK_SUM", kTwoRankSumNames, {"auto", "shards", "whole"}}};
+  for (const auto& c : choices) {
+    EXPECT_EQ(valueIn(c.names.words, c.words[0]), ChoiceSetting::Measure);
+    EXPECT_EQ(valueIn(c.names.words, c.words[1]), ChoiceSetting::First);
+    EXPECT_EQ(valueIn(c.names.words, c.words[2]), ChoiceSetting::Second);
+    EXPECT_EQ(c.names.way(false), c.words[1]);
+    EXPECT_EQ(c.names.way(true), c.words[2]);
+    setenv(c.variable, "sometimes", 1);
+    try {
+      envChoice(c.variable, c.names.words);
+      ADD_FAILURE() << "a bad " << c.variable << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+      const std::string all = std::string(c.words[0]) + ", " + c.words[1] + ", " + c.words[2];
+      EXPECT_NE(std::string(e.what()).find(all), std::string::npos) << e.what();
+    }
+    unsetenv(c.variable);
+    EXPECT_EQ(envChoice(c.variable, c.names.words), std::nullopt);
   }
-  unsetenv("LOOM_TWO_RANK_SUM");
 }
 
 }  // namespace
