@@ -17,19 +17,13 @@
 // (measured_choice.h).
 #pragma once
 
-#include <cstdint>
-
 #include "collectives/executor/measured_choice.h"
 #include "collectives/plan.h"
-#include "core/names.h"
 
 namespace loom {
 
 /// LOOM_ARENA_STORES: the first way is cached stores, the second streaming.
-inline constexpr ChoiceNames kArenaStoreNames{"arena stores",
-                                              {{ChoiceSetting::Measure, "auto"},
-                                               {ChoiceSetting::First, "cached"},
-                                               {ChoiceSetting::Second, "streaming"}}};
+inline constexpr ChoiceNames kArenaStoreNames = namedChoice("arena stores", "cached", "streaming");
 
 /// The collectives whose direct rounds every rank publishes and waits for
 /// together, so that rank 0's decision reaches every rank in step: each has a

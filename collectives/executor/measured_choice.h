@@ -26,6 +26,15 @@ struct ChoiceNames {
   }
 };
 
+/// A choice whose environment variable takes `auto` or the word of a way.
+constexpr ChoiceNames namedChoice(std::string_view choice, std::string_view first,
+                                  std::string_view second) {
+  return {choice,
+          {{ChoiceSetting::Measure, "auto"},
+           {ChoiceSetting::First, first},
+           {ChoiceSetting::Second, second}}};
+}
+
 /// One choice of one collective on one communicator, the same on every rank.
 /// Rank 0 (the leader) times whole rounds, which include the waits for the
 /// peers and so the effect of what everybody did, and publishes its decision

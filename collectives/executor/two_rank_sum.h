@@ -21,9 +21,6 @@
 namespace loom {
 
 /// LOOM_TWO_RANK_SUM: the first way is shards, the second the whole sum.
-inline constexpr ChoiceNames kTwoRankSumNames{"two-rank sum",
-                                              {{ChoiceSetting::Measure, "auto"},
-                                               {ChoiceSetting::First, "shards"},
-                                               {ChoiceSetting::Second, "whole"}}};
+inline constexpr ChoiceNames kTwoRankSumNames = namedChoice("two-rank sum", "shards", "whole");
 
 }  // namespace loom
