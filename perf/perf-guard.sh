@@ -41,12 +41,12 @@ measure() {
   local side="$1" n="$2" csv="$3"
   shift 3
   local log="$csv.log"
-  if [[ "$side" == loomreg ]]; then
-    timeout 300 "$loomrun" -n "$n" "$loom_perf" "$@" -R 1 --csv "$csv" >"$log" 2>&1 || {
-      echo "perf-guard: loom_perf -R 1 ($n ranks, $*) failed:" >&2; tail -20 "$log" >&2; return 1; }
-  elif [[ "$side" == loom ]]; then
-    timeout 300 "$loomrun" -n "$n" "$loom_perf" "$@" --csv "$csv" >"$log" 2>&1 || {
-      echo "perf-guard: loom_perf ($n ranks, $*) failed:" >&2; tail -20 "$log" >&2; return 1; }
+  if [[ "$side" == loom* ]]; then
+    local registered=()
+    [[ "$side" == loomreg ]] && registered=(-R 1)
+    timeout 300 "$loomrun" -n "$n" "$loom_perf" "$@" "${registered[@]}" --csv "$csv" >"$log" 2>&1 || {
+      echo "perf-guard: loom_perf ${registered[*]} ($n ranks, $*) failed:" >&2
+      tail -20 "$log" >&2; return 1; }
   else
     GLIBC_TUNABLES="$mpi_tunables" timeout 300 mpirun -np "$n" --allow-run-as-root --oversubscribe \
       --bind-to none "$mpi_perf" "$@" --csv "$csv" >"$log" 2>&1 || {

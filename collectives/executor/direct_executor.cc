@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "collectives/algorithms.h"
@@ -239,14 +240,8 @@ void DirectExecutor::finishTimedRound(const TimedRound& round, MeasuredChoice& c
   if (!round.timed) return;
   const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::steady_clock::now() - round.started);
-  const uint64_t before = choice.decision();
-  choice.record(round.bytes, second, static_cast<uint64_t>(nanos.count()));
+  if (!choice.record(round.bytes, second, static_cast<uint64_t>(nanos.count()))) return;
   const int c = MeasuredChoice::sizeClass(round.bytes);
-  const uint64_t classBits = (uint64_t{1} << c) | (uint64_t{1} << (32 + c));
-  if (((before ^ choice.decision()) & classBits) == 0 ||
-      MeasuredChoice::warmingIn(choice.decision(), c)) {
-    return;
-  }
   LOOM_INFO("{} of {}-byte rounds (size class {}): {} ({} {:.3f} ns/B, {} {:.3f} ns/B)",
             names.choice, round.bytes, c, names.way(MeasuredChoice::secondIn(choice.decision(), c)),
             names.way(false), choice.nanosPerByte(round.bytes, false), names.way(true),
@@ -262,17 +257,18 @@ DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes) {
   return round;
 }
 
-void DirectExecutor::publishStoreDecision() {
+void DirectExecutor::exchangeArenaInputs(int parity, std::optional<bool> sharedOffer) {
   if (options_.arenaStores != nullptr) {
     publishDecision(*options_.arenaStores, options_.arenaStoreSlot);
   }
-}
-
-void DirectExecutor::adoptStoreDecision() {
-  // From the next round: this one's stores are written already.
+  if (sharedOffer) arenas_[rank_].header->sharedOffer[parity] = *sharedOffer ? 1 : 0;
+  publishInput();
+  waitAllInputs();
+  // The store decision from the next round: this one's stores are written already.
   if (options_.arenaStores != nullptr) {
     adoptDecision(*options_.arenaStores, options_.arenaStoreSlot);
   }
+  if (sharedOffer) learnSharedBuffers(parity);
 }
 
 void DirectExecutor::finishArenaRound(const ArenaRound& round) {
@@ -337,7 +333,9 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
   const size_t perRound = arenaBytes_ / es;
   const bool nonTemporal =
       count * es >= options_.nonTemporalMinBytes && !overlaps(in, out, count * es);
-  const bool learning = learnsSharing(count * es);
+  const std::optional<bool> sharedOffer =
+      sharingOffer(count * es, options_.inputFile.valid() && options_.outputFile.valid() &&
+                                   !overlaps(in, out, count * es));
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const size_t bytes = n * es;
@@ -361,15 +359,7 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     copyBytes(arenas_[rank_].input[p] + after, in + done * es + after, bytes - after,
               stores.streaming);
     bytesSent_ += bytes - shardCount * es;
-    publishStoreDecision();
-    if (learning && done == 0) {
-      offerSharedBuffers(p, options_.inputFile.valid() && options_.outputFile.valid() &&
-                                !overlaps(in, out, count * es));
-    }
-    publishInput();
-    waitAllInputs();
-    adoptStoreDecision();
-    if (learning && done == 0) learnSharedBuffers(p);
+    exchangeArenaInputs(p, done == 0 ? sharedOffer : std::nullopt);
     if (shardCount > 0) {
       char* shard = arenas_[rank_].output[p] + shardOffset * es;
       const char* own = in + (done + shardOffset) * es;
@@ -405,19 +395,14 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
   const bool nonTemporal =
       static_cast<size_t>(nranks_) * count * es >= options_.nonTemporalMinBytes;
   const bool inPlace = in == out + static_cast<size_t>(rank_) * count * es;
-  const bool learning = learnsSharing(count * es);
+  const std::optional<bool> sharedOffer = sharingOffer(count * es, options_.inputFile.valid());
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();
     const ArenaRound stores = startArenaRound(n * es);
     copyBytes(arenas_[rank_].input[p], in + done * es, n * es, stores.streaming);
     bytesSent_ += n * es;
-    publishStoreDecision();
-    if (learning && done == 0) offerSharedBuffers(p, options_.inputFile.valid());
-    publishInput();
-    waitAllInputs();
-    adoptStoreDecision();
-    if (learning && done == 0) learnSharedBuffers(p);
+    exchangeArenaInputs(p, done == 0 ? sharedOffer : std::nullopt);
     for (int r = 0; r < nranks_; ++r) {
       copyBytes(out + (static_cast<size_t>(r) * count + done) * es, arenas_[r].input[p], n * es,
                 nonTemporal && !(inPlace && r == rank_));
@@ -440,7 +425,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
   // Out of place, this rank's own block is read from `in` where it is; in
   // place the reduction overwrites it as it goes, so it is copied in too.
   const bool readOwnInPlace = !overlaps(ownBlock, out, recvCount * es);
-  const bool learning = learnsSharing(recvCount * es);
+  const std::optional<bool> sharedOffer = sharingOffer(recvCount * es, options_.inputFile.valid());
   for (size_t done = 0; done < recvCount; done += perRound) {
     const size_t n = std::min(perRound, recvCount - done);
     const int p = beginRound();
@@ -452,12 +437,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
                 in + (static_cast<size_t>(r) * recvCount + done) * es, n * es, stores.streaming);
     }
     bytesSent_ += static_cast<uint64_t>(nranks_ - 1) * n * es;  // its own block stays
-    publishStoreDecision();
-    if (learning && done == 0) offerSharedBuffers(p, options_.inputFile.valid());
-    publishInput();
-    waitAllInputs();
-    adoptStoreDecision();
-    if (learning && done == 0) learnSharedBuffers(p);
+    exchangeArenaInputs(p, done == 0 ? sharedOffer : std::nullopt);
     reduceAll(out + done * es, static_cast<size_t>(rank_) * n * es, n, rc, p,
               readOwnInPlace ? ownBlock + done * es : nullptr);
     finishArenaRound(stores);

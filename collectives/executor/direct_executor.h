@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -197,10 +198,11 @@ class DirectExecutor {
   };
   /// Counts a round of the collective's choice.
   ArenaRound startArenaRound(size_t bytes);
-  /// The arena store choice's publishDecision and adoptDecision; adopted, it
-  /// decides the next round.
-  void publishStoreDecision();
-  void adoptStoreDecision();
+  /// Publishes this arena round's input with rank 0's store decision (and,
+  /// where `sharedOffer` holds, whether this rank's buffers are shared) and
+  /// waits for every rank's; then adopts the decision for the next round and
+  /// learns what every rank offered.
+  void exchangeArenaInputs(int parity, std::optional<bool> sharedOffer);
   void finishArenaRound(const ArenaRound& round);
   /// reduceAll into `out` with streaming stores, through a block in L1.
   void reduceAllStreaming(char* out, size_t at, size_t count, size_t es, const ReduceContext& rc,
@@ -212,12 +214,13 @@ class DirectExecutor {
   /// collective learns whether buffers are shared in its arena rounds, so it
   /// never tries blind.
   bool singleCopy(size_t bytes, bool learnsInArena);
-  /// Whether a call's first arena round learns for sharedBuffers: single-copy
-  /// could serve the call if every rank's buffers were shared.
-  bool learnsSharing(size_t bytes) const;
-  /// In such a round: before publishInput, whether this rank's buffers
-  /// would serve (sharedOffer); after waitAllInputs, what every rank offered.
-  void offerSharedBuffers(int parity, bool offered);
+  /// Whether one rank's `bytes` are enough for single-copy where it can read.
+  bool singleCopySized(size_t bytes) const;
+  /// What a call's first arena round offers its peers for sharedBuffers:
+  /// `offered` (this rank's buffers would serve) where single-copy could
+  /// serve the call if every rank's buffers were shared; else nothing.
+  std::optional<bool> sharingOffer(size_t bytes, bool offered) const;
+  /// After the inputs of a round that offered: what every rank offered.
   void learnSharedBuffers(int parity);
   /// For ThreadSanitizer (core/race_annotations.h): what a publication
   /// orders, announced on an address every thread rank knows.
@@ -244,6 +247,8 @@ class DirectExecutor {
   /// Whether every rank can read rank r's exposed input (output) without
   /// cross-memory attach: it is a shared file, or all ranks share r's process.
   bool readableInPlace(int r, bool output) const;
+  /// Whether rank r's exposed input and output of `bytes` share no byte.
+  bool exposedOutOfPlace(int r, size_t bytes) const;
   /// Rank r's exposed input (output) as an address here, or nullptr where it
   /// is read with cross-memory attach.
   const char* localView(int r, bool output, size_t bytes) const;

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "collectives/algorithms.h"
@@ -80,8 +81,12 @@ void DirectExecutor::announceSeen() const {
   }
 }
 
+bool DirectExecutor::singleCopySized(size_t bytes) const {
+  return options_.peers != nullptr && bytes > 0 && bytes >= options_.singleCopyMinBytes;
+}
+
 bool DirectExecutor::singleCopy(size_t bytes, bool learnsInArena) {
-  if (options_.peers == nullptr || bytes == 0 || bytes < options_.singleCopyMinBytes) return false;
+  if (!singleCopySized(bytes)) return false;
   if (options_.peersReadable) return true;
   SharedBuffersState& state = *options_.sharedBuffers;
   if (state.shared) return true;
@@ -96,13 +101,9 @@ uint64_t exposureCall(uint64_t call) {
   return tagged != 0 ? tagged : kTag;  // fingerprints are never 0
 }
 
-bool DirectExecutor::learnsSharing(size_t bytes) const {
-  return options_.peers != nullptr && !options_.peersReadable && bytes > 0 &&
-         bytes >= options_.singleCopyMinBytes;
-}
-
-void DirectExecutor::offerSharedBuffers(int parity, bool offered) {
-  arenas_[rank_].header->sharedOffer[parity] = offered ? 1 : 0;
+std::optional<bool> DirectExecutor::sharingOffer(size_t bytes, bool offered) const {
+  if (!singleCopySized(bytes) || options_.peersReadable) return std::nullopt;
+  return offered;
 }
 
 void DirectExecutor::learnSharedBuffers(int parity) {
@@ -136,12 +137,9 @@ bool DirectExecutor::exposeBuffers(const Exposure& exposure) {
   announceSeen();
   if (!options_.peersReadable) {
     for (int r = 0; r < nranks_; ++r) {
-      const SegmentHeader& h = *arenas_[r].header;
       if (!readableInPlace(r, false) ||
           (exposure.allReduce &&
-           (!readableInPlace(r, true) ||
-            overlaps(reinterpret_cast<const char*>(h.exposedInput),
-                     reinterpret_cast<const char*>(h.exposedOutput), exposure.inBytes)))) {
+           (!readableInPlace(r, true) || !exposedOutOfPlace(r, exposure.inBytes)))) {
         // Every rank finds the same from the same headers: all take the
         // arena, and stop trying until an arena round sees shared buffers.
         options_.sharedBuffers->shared = false;
@@ -161,6 +159,12 @@ bool DirectExecutor::exposeBuffers(const Exposure& exposure) {
     }
   }
   return true;
+}
+
+bool DirectExecutor::exposedOutOfPlace(int r, size_t bytes) const {
+  const SegmentHeader& h = *arenas_[r].header;
+  return !overlaps(reinterpret_cast<const char*>(h.exposedInput),
+                   reinterpret_cast<const char*>(h.exposedOutput), bytes);
 }
 
 bool DirectExecutor::readableInPlace(int r, bool output) const {
@@ -302,12 +306,7 @@ void DirectExecutor::reduceExposed(char* to, const char* mine, size_t from, size
 bool DirectExecutor::mayChooseWholeSum(size_t bytes) const {
   if (nranks_ != 2 || options_.twoRankSum == nullptr) return false;
   for (int r = 0; r < nranks_; ++r) {
-    const SegmentHeader& h = *arenas_[r].header;
-    if (!readableInPlace(r, false) ||
-        overlaps(reinterpret_cast<const char*>(h.exposedInput),
-                 reinterpret_cast<const char*>(h.exposedOutput), bytes)) {
-      return false;
-    }
+    if (!readableInPlace(r, false) || !exposedOutOfPlace(r, bytes)) return false;
   }
   return true;
 }

@@ -38,8 +38,8 @@ bool MeasuredChoice::takesSecond(size_t bytes) {
   return second;
 }
 
-void MeasuredChoice::record(size_t bytes, bool second, uint64_t nanos) {
-  if (bytes == 0) return;
+bool MeasuredChoice::record(size_t bytes, bool second, uint64_t nanos) {
+  if (bytes == 0) return false;
   const int c = sizeClass(bytes);
   const int way = second ? 1 : 0;
   double& cost = cost_[c][way];
@@ -66,15 +66,17 @@ void MeasuredChoice::record(size_t bytes, bool second, uint64_t nanos) {
   }
   if (rounds_[c][0] < kWarmRounds || rounds_[c][1] < kWarmRounds) {
     decision_ = (decision_ & ~secondBit) | warming;
-    return;
+    return false;
   }
-  const bool wasSecond = (decision_ & secondBit) != 0 && (decision_ & warming) == 0;
+  const bool wasWarming = (decision_ & warming) != 0;
+  const bool wasSecond = (decision_ & secondBit) != 0 && !wasWarming;
   decision_ &= ~(warming | secondBit);
   // The other way must be clearly faster (by kSwitchMargin) to take over.
   const double current = cost_[c][wasSecond ? 1 : 0];
   const double other = cost_[c][wasSecond ? 0 : 1];
   const bool nowSecond = other < kSwitchMargin * current ? !wasSecond : wasSecond;
   if (nowSecond) decision_ |= secondBit;
+  return wasWarming || nowSecond != wasSecond;
 }
 
 }  // namespace loom

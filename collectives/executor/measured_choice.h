@@ -71,8 +71,9 @@ class MeasuredChoice {
   bool takesSecond(size_t bytes);
 
   /// Leader: a round of `bytes` that took the `second` way (or the first)
-  /// took `nanos`.
-  void record(size_t bytes, bool second, uint64_t nanos);
+  /// took `nanos`. True where that settled the class's preference (its
+  /// warm-up ended) or changed it.
+  bool record(size_t bytes, bool second, uint64_t nanos);
   /// Leader: the decision to publish. Bit c: class c prefers the second way
   /// (the faster measured one); bit 32 + c: class c is still warming up.
   uint64_t decision() const { return decision_; }

@@ -93,7 +93,8 @@ TEST(MeasuredChoice, WarmsUpInBlocksAndCountsNoRoundAfterAChangeOfWay) {
     EXPECT_TRUE(warming(choice, kRound)) << "round " << round;
     const bool second = choice.takesSecond(kRound);
     EXPECT_EQ(second, round / 3 % 2 == 1) << "round " << round;
-    choice.record(kRound, second, nanos[round]);
+    // The last warm-up round settles the preference (which the log reports).
+    EXPECT_EQ(choice.record(kRound, second, nanos[round]), round == 11) << "round " << round;
     choice.adopt(choice.decision());
   }
   EXPECT_NEAR(choice.nanosPerByte(kRound, false), 0.1, 1e-5);
@@ -101,10 +102,10 @@ TEST(MeasuredChoice, WarmsUpInBlocksAndCountsNoRoundAfterAChangeOfWay) {
   EXPECT_FALSE(prefersStreaming(choice));
   // Back to the first way: that round is not counted either, however slow.
   EXPECT_FALSE(choice.takesSecond(kRound));
-  choice.record(kRound, false, 9 * kRound);
+  EXPECT_FALSE(choice.record(kRound, false, 9 * kRound));
   EXPECT_NEAR(choice.nanosPerByte(kRound, false), 0.1, 1e-5);
   EXPECT_FALSE(choice.takesSecond(kRound));
-  choice.record(kRound, false, kRound / 10);
+  EXPECT_FALSE(choice.record(kRound, false, kRound / 10));
   EXPECT_NEAR(choice.nanosPerByte(kRound, false), 0.1, 1e-5);
 }
 
@@ -179,6 +180,7 @@ TEST(MeasuredChoice, AnExploringBlockKeepsItsWayWhenThePreferenceFlipsInsideIt) 
   constexpr uint64_t kBlock = kPeriod - MeasuredChoice::kBlockRounds;  // its first round
   MeasuredChoice choice;
   std::vector<bool> ways;
+  std::vector<uint64_t> changes;  // rounds whose record settled or changed the preference
   for (uint64_t round = 0; round < 2 * kPeriod; ++round) {
     choice.adopt(choice.decision());
     const bool second = choice.takesSecond(kRound);
@@ -186,8 +188,11 @@ TEST(MeasuredChoice, AnExploringBlockKeepsItsWayWhenThePreferenceFlipsInsideIt) 
     // The second way is the slower until the first exploring block, where
     // it has become twice as fast as the first.
     const double perByte = !second ? 0.1 : (round < kBlock ? 0.2 : 0.05);
-    choice.record(kRound, second, static_cast<uint64_t>(perByte * kRound));
+    if (choice.record(kRound, second, static_cast<uint64_t>(perByte * kRound))) {
+      changes.push_back(round);
+    }
   }
+  EXPECT_EQ(changes, (std::vector<uint64_t>{11, kBlock + 1}));
   // The block's first round is not counted (a change of way); its second
   // makes the second way preferred, and every round from there on takes it
   // up to the next exploring block, which tries the first way again.
