@@ -122,18 +122,19 @@ loomResult_t submit(const char* function, loomComm_t handle, loom::Operation&& o
                     const loomCompression* compression = nullptr, bool explicitCall = false) {
   return guarded(function, [&] {
     loom::Comm& comm = loom::checkedComm(handle);
+    // Counted in before anything else (validation may block, on the loader's
+    // lock for one): an abort from another thread then waits for this call,
+    // which finds the abort, instead of freeing the communicator under it.
+    // A revoked or aborted communicator refuses the call here, buffers untouched.
+    const loom::ActiveCall active(comm);
     if (compression != nullptr) {
       op.codec = codecFrom(*compression);
       if (compression->feedback != nullptr) op.feedback = &compression->feedback->impl;
     } else if (usesDefaultCodec(op, explicitCall)) {
       op.codec = comm.config.defaultCodec;
     }
-    if (comm.aborted.load()) {
-      loom::raise(ErrorCode::Aborted, "communicator was aborted (loomCommAbort)");
-    }
     loom::validateOperation(comm, op);
     if (loom::enqueueInGroup(comm, op)) return;
-    const loom::ActiveCall active(comm);
     loom::runOperations(comm, {&op, 1});
   });
 }

@@ -398,11 +398,11 @@ struct AbortTrial {
 using SingleCopyCall = loomResult_t (*)(const float* in, float* out, size_t count, loomComm_t);
 
 /// Whether thread `tid` of this process sleeps (state S in its stat) or has
-/// exited. A rank thread that sleeps after it began its call is almost always
-/// waiting inside it (it could also wait for a lock on its way in): only then
-/// may the test abort its communicator, since an abort frees it and a call
-/// that had not begun would then use freed memory (a fixed 3 ms head start
-/// was too short under AddressSanitizer).
+/// exited. A rank thread that sleeps after it began its call is inside it
+/// (a call counts itself in before it can block), so an abort then waits for
+/// it; a fixed 3 ms head start let the abort free the communicator before
+/// the call under AddressSanitizer. A sleep there may also be a lock on the
+/// call's way in rather than its wait, which the abort handles alike.
 bool asleepOrGone(pid_t tid) {
   std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
   std::string line;
