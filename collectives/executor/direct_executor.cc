@@ -257,12 +257,14 @@ DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes) {
   return round;
 }
 
-void DirectExecutor::exchangeArenaInputs(int parity, std::optional<bool> sharedOffer) {
+void DirectExecutor::exchangeArenaInputs(int parity, std::optional<bool> sharedOffer,
+                                         FunctionRef<void()> whilePeersCopyIn) {
   if (options_.arenaStores != nullptr) {
     publishDecision(*options_.arenaStores, options_.arenaStoreSlot);
   }
   if (sharedOffer) arenas_[rank_].header->sharedOffer[parity] = *sharedOffer ? 1 : 0;
   publishInput();
+  whilePeersCopyIn();
   waitAllInputs();
   // The store decision from the next round: this one's stores are written already.
   if (options_.arenaStores != nullptr) {
@@ -277,11 +279,15 @@ void DirectExecutor::finishArenaRound(const ArenaRound& round) {
   }
 }
 
-void DirectExecutor::reduceAllStreaming(char* out, size_t at, size_t count, size_t es,
-                                        const ReduceContext& rc, int parity, const char* own) {
-  reduceStreamed(out, count, es, [&](char* block, size_t first, size_t n) {
-    reduceAll(block, at + first * es, n, rc, parity, own == nullptr ? nullptr : own + first * es);
-  });
+void DirectExecutor::reduceOwnShard(char* shard, char* result, size_t at, size_t count, size_t es,
+                                    const ReduceContext& rc, int parity, const char* own,
+                                    bool streamShard, bool streamResult) {
+  reduceInBlocks(
+      count, es,
+      [&](char* block, size_t first, size_t n) {
+        reduceAll(block, at + first * es, n, rc, parity, own + first * es);
+      },
+      ReducedHome{shard, streamShard}, ReducedHome{result, streamResult});
 }
 
 void DirectExecutor::allReduceSmall(const char* in, char* out, size_t count, size_t es,
@@ -359,20 +365,17 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     copyBytes(arenas_[rank_].input[p] + after, in + done * es + after, bytes - after,
               stores.streaming);
     bytesSent_ += bytes - shardCount * es;
-    exchangeArenaInputs(p, done == 0 ? sharedOffer : std::nullopt);
+    exchangeArenaInputs(p, done == 0 ? sharedOffer : std::nullopt, [] {});
     if (shardCount > 0) {
-      char* shard = arenas_[rank_].output[p] + shardOffset * es;
-      const char* own = in + (done + shardOffset) * es;
-      if (stores.streaming) {
-        reduceAllStreaming(shard, shardOffset * es, shardCount, es, rc, p, own);
-      } else {
-        reduceAll(shard, shardOffset * es, shardCount, rc, p, own);
-      }
+      reduceOwnShard(arenas_[rank_].output[p] + shardOffset * es, out + (done + shardOffset) * es,
+                     shardOffset * es, shardCount, es, rc, p, in + (done + shardOffset) * es,
+                     stores.streaming, nonTemporal);
       bytesSent_ += shardCount * es;
     }
     publishOutput();
     waitAllOutputs();
     for (int r = 0; r < nranks_; ++r) {
+      if (r == rank_) continue;
       const size_t off = chunkOffset(n, nranks_, r) * es;
       copyBytes(out + done * es + off, arenas_[r].output[p] + off, chunkSize(n, nranks_, r) * es,
                 nonTemporal);
@@ -390,8 +393,7 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
   if (singleCopy(count * es, true) &&
       runSingleCopy([&] { return singleCopyAllGather(in, out, count, es); }))
     return;
-  // As for all-reduce: past the cache from LOOM_NONTEMPORAL_MIN of output,
-  // except this rank's own block in place, whose lines were just read.
+  // As for all-reduce: past the cache from LOOM_NONTEMPORAL_MIN of output.
   const bool nonTemporal =
       static_cast<size_t>(nranks_) * count * es >= options_.nonTemporalMinBytes;
   const bool inPlace = in == out + static_cast<size_t>(rank_) * count * es;
@@ -402,10 +404,17 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
     const ArenaRound stores = startArenaRound(n * es);
     copyBytes(arenas_[rank_].input[p], in + done * es, n * es, stores.streaming);
     bytesSent_ += n * es;
-    exchangeArenaInputs(p, done == 0 ? sharedOffer : std::nullopt);
+    // This rank's own block comes from `in`, whose lines it just read, while
+    // the peers may still be copying theirs in; in place it is there already.
+    exchangeArenaInputs(p, done == 0 ? sharedOffer : std::nullopt, [&] {
+      if (inPlace) return;
+      copyBytes(out + (static_cast<size_t>(rank_) * count + done) * es, in + done * es, n * es,
+                nonTemporal);
+    });
     for (int r = 0; r < nranks_; ++r) {
+      if (r == rank_) continue;
       copyBytes(out + (static_cast<size_t>(r) * count + done) * es, arenas_[r].input[p], n * es,
-                nonTemporal && !(inPlace && r == rank_));
+                nonTemporal);
     }
     finishArenaRound(stores);
   }
@@ -437,7 +446,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
                 in + (static_cast<size_t>(r) * recvCount + done) * es, n * es, stores.streaming);
     }
     bytesSent_ += static_cast<uint64_t>(nranks_ - 1) * n * es;  // its own block stays
-    exchangeArenaInputs(p, done == 0 ? sharedOffer : std::nullopt);
+    exchangeArenaInputs(p, done == 0 ? sharedOffer : std::nullopt, [] {});
     reduceAll(out + done * es, static_cast<size_t>(rank_) * n * es, n, rc, p,
               readOwnInPlace ? ownBlock + done * es : nullptr);
     finishArenaRound(stores);

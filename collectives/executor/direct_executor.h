@@ -29,6 +29,7 @@
 #include "collectives/executor/two_rank_sum.h"
 #include "collectives/executor/waiter.h"
 #include "core/error.h"
+#include "core/function_ref.h"
 #include "transports/shm/peer_memory.h"
 #include "transports/shm/shm_domain.h"
 
@@ -201,12 +202,17 @@ class DirectExecutor {
   /// Publishes this arena round's input with rank 0's store decision (and,
   /// where `sharedOffer` holds, whether this rank's buffers are shared) and
   /// waits for every rank's; then adopts the decision for the next round and
-  /// learns what every rank offered.
-  void exchangeArenaInputs(int parity, std::optional<bool> sharedOffer);
+  /// learns what every rank offered. `whilePeersCopyIn` runs between this
+  /// rank's publication and the wait for the others'.
+  void exchangeArenaInputs(int parity, std::optional<bool> sharedOffer,
+                           FunctionRef<void()> whilePeersCopyIn);
   void finishArenaRound(const ArenaRound& round);
-  /// reduceAll into `out` with streaming stores, through a block in L1.
-  void reduceAllStreaming(char* out, size_t at, size_t count, size_t es, const ReduceContext& rc,
-                          int parity, const char* own);
+  /// This rank's shard of an arena all-reduce, reduced a block in L1 at a
+  /// time into both its homes: `shard` in the arena, for the peers, and
+  /// `result` in the caller's output, so the result is not read back.
+  void reduceOwnShard(char* shard, char* result, size_t at, size_t count, size_t es,
+                      const ReduceContext& rc, int parity, const char* own, bool streamShard,
+                      bool streamResult);
 
   // Single-copy rounds (direct_single_copy.cc).
   /// Whether this call of one rank's `bytes` runs single-copy (once per call:
