@@ -1,9 +1,10 @@
 // Reductions through a block in L1: each block is reduced there with the
 // ordinary kernels and copied out to its homes, streamed where the result
-// goes straight to memory, so no kernel needs a streaming twin. Blocks are 4 KiB and the stores are
-// fenced once at the end: 16 KiB blocks, or a fence per block, stop the reads from overlapping the
-// streaming stores (a 2-rank 16 MiB sum on this project's 2-core VM: 12.4 GB/s as here, 8.2 with 16
-// KiB blocks, 6.6 with a fence per block).
+// goes straight to memory, so no kernel needs a streaming twin. Blocks are
+// 4 KiB and the stores are fenced once at the end: 16 KiB blocks, or a fence
+// per block, stop the reads from overlapping the streaming stores (a 2-rank
+// 16 MiB sum on this project's 2-core VM: 12.4 GB/s as here, 8.2 with 16 KiB
+// blocks, 6.6 with a fence per block).
 #pragma once
 
 #include <algorithm>
@@ -23,12 +24,12 @@ struct ReducedHome {
   bool streaming = true;
 };
 
-/// home[0..count) from reduceBlock(block, first, n), which writes elements
-/// [first, first + n) of the result into `block` (at most
-/// kStreamedBlockBytes), for each home given: a second home (an arena
-/// all-reduce's own shard goes to the peers and to the caller) costs a copy
-/// out of L1 instead of a read back. Streaming stores are ordered before it
-/// returns.
+/// home[0..count) from reduceBlock(to, first, n), which writes elements
+/// [first, first + n) of the result at `to` (at most kStreamedBlockBytes):
+/// the block in L1 where `home` is streamed, else `home` itself. A `second`
+/// home (an arena all-reduce's own shard goes to the peers and to the caller)
+/// is copied from there while the lines sit in L1, instead of read back
+/// later. Streaming stores are ordered before it returns.
 template <typename ReduceBlock>
 void reduceInBlocks(size_t count, size_t elementSize, ReduceBlock reduceBlock, ReducedHome home,
                     ReducedHome second = {}) {
