@@ -1,6 +1,7 @@
-// Which stores a rank writes its arena with, for the rounds of the direct
-// all-reduce, all-gather and reduce-scatter that peers read in bulk (its copy
-// of the input, an all-reduce's reduced shard).
+// Which stores a rank writes its arena with, for the direct rounds that
+// peers read in bulk: all-reduce, all-gather and reduce-scatter (its copy of
+// the input, an all-reduce's reduced shard), broadcast's root and reduce's
+// other ranks (their copies of the message).
 //
 // Cached stores leave the lines in this core's cache, where a peer on a core
 // that shares it reads them at once. But the arena is reused every other
@@ -24,6 +25,11 @@ namespace loom {
 
 /// LOOM_ARENA_STORES: the first way is cached stores, the second streaming.
 inline constexpr ChoiceNames kArenaStoreNames = namedChoice("arena stores", "cached", "streaming");
+/// The same choice where each writer makes it alone (the log's words).
+inline constexpr ChoiceNames kBroadcastStoreNames =
+    namedChoice("broadcast root's arena stores", "cached", "streaming");
+inline constexpr ChoiceNames kReduceStoreNames =
+    namedChoice("reduce's arena stores", "cached", "streaming");
 
 /// The collectives whose direct rounds every rank publishes and waits for
 /// together, so that rank 0's decision reaches every rank in step: each has a
@@ -47,8 +53,11 @@ constexpr int directSlot(Collective collective) {
       return 4;  // Reduce: nothing else runs direct
   }
 }
-/// The slot of `collective`, or -1 where its arena is written with cached
-/// stores always (broadcast and reduce, whose ranks do not all wait for rank 0).
+/// The slot of `collective` in rank 0's header, or -1 where each writer
+/// chooses alone: broadcast's root and reduce's other ranks write rounds that
+/// no rank waits for in step, and only they write (their readers' stores do
+/// not matter), so a writer times its own rounds, from before its wait to
+/// reuse the round's parity, and follows its own decision.
 constexpr int arenaStoreSlot(Collective collective) {
   const int slot = directSlot(collective);
   return slot < kArenaStoreSlots ? slot : -1;

@@ -257,6 +257,22 @@ DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes) {
   return round;
 }
 
+DirectExecutor::ArenaRound DirectExecutor::startWriterRound(
+    size_t bytes, bool writes, std::chrono::steady_clock::time_point started) {
+  ArenaRound round;
+  MeasuredChoice* choice = options_.arenaStores;
+  if (choice == nullptr || !writes) return round;
+  round.streaming = choice->takesSecond(bytes);
+  round.clock = {.timed = choice->measures(), .bytes = bytes, .started = started};
+  return round;
+}
+
+void DirectExecutor::finishWriterRound(const ArenaRound& round, const ChoiceNames& names) {
+  if (!round.clock.timed) return;
+  finishTimedRound(round.clock, *options_.arenaStores, round.streaming, names);
+  options_.arenaStores->adopt(options_.arenaStores->decision());
+}
+
 void DirectExecutor::exchangeArenaInputs(int parity, std::optional<bool> sharedOffer,
                                          FunctionRef<void()> whilePeersCopyIn) {
   if (options_.arenaStores != nullptr) {
@@ -454,22 +470,31 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
 }
 
 void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t es, int root) {
-  if (rank_ == root && in != out) std::memmove(out, in, count * es);
-  if (nranks_ == 1) return;
-  if (singleCopy(count * es, false) &&
-      runSingleCopy([&] { return singleCopyBroadcast(out, count, es, root); }))
-    return;
+  // Where the root's own result is still to be written: single-copy peers
+  // read it from `out`, so it is written first; the arena rounds write it a
+  // round at a time, from lines just read, while the peers copy theirs out.
+  bool rootCopiesOut = rank_ == root && in != out;
+  if (nranks_ == 1 || singleCopy(count * es, false)) {
+    if (rootCopiesOut) std::memmove(out, in, count * es);
+    rootCopiesOut = false;
+    if (nranks_ == 1 || runSingleCopy([&] { return singleCopyBroadcast(out, count, es, root); }))
+      return;
+  }
   const size_t perRound = arenaBytes_ / es;
   // The others' results past the cache from LOOM_NONTEMPORAL_MIN, as for all-reduce.
   const bool nonTemporal = count * es >= options_.nonTemporalMinBytes;
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
+    const auto started = std::chrono::steady_clock::now();
     const int p = beginRound();
+    const ArenaRound stores = startWriterRound(n * es, rank_ == root, started);
     if (rank_ == root) {
-      std::memcpy(arenas_[rank_].input[p], out + done * es, n * es);
+      copyBytes(arenas_[rank_].input[p], in + done * es, n * es, stores.streaming);
       bytesSent_ += n * es;
     }
     publishInput();
+    if (rootCopiesOut) copyBytes(out + done * es, in + done * es, n * es, nonTemporal);
+    finishWriterRound(stores, kBroadcastStoreNames);
     if (rank_ != root) {
       waitInput(root);
       copyBytes(out + done * es, arenas_[root].input[p], n * es, nonTemporal);
@@ -492,10 +517,15 @@ void DirectExecutor::reduce(const char* in, char* out, size_t count, size_t es,
   const bool rootReadsInPlace = rank_ == root && !overlaps(in, out, count * es);
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
+    const auto started = std::chrono::steady_clock::now();
     const int p = beginRound();
-    if (!rootReadsInPlace) std::memcpy(arenas_[rank_].input[p], in + done * es, n * es);
+    const ArenaRound stores = startWriterRound(n * es, rank_ != root, started);
+    if (!rootReadsInPlace) {
+      copyBytes(arenas_[rank_].input[p], in + done * es, n * es, stores.streaming);
+    }
     if (rank_ != root) bytesSent_ += n * es;
     publishInput();
+    finishWriterRound(stores, kReduceStoreNames);
     if (rank_ == root) {
       waitAllInputs();
       reduceAll(out + done * es, 0, n, rc, p, rootReadsInPlace ? in + done * es : nullptr);

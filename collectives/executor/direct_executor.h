@@ -125,9 +125,10 @@ struct DirectOptions {
   std::span<char> scratch;
   /// How the arena rounds are written (arena_stores.h): the communicator's
   /// choice for this collective, kept across calls, and its slot in rank 0's
-  /// header. Null: cached stores.
+  /// header (-1 where each writer chooses alone: broadcast, reduce). Null:
+  /// cached stores.
   MeasuredChoice* arenaStores = nullptr;
-  int arenaStoreSlot = 0;
+  int arenaStoreSlot = -1;
   /// All-reduce: how two ranks that read each other's buffers in place run
   /// single-copy out of place (two_rank_sum.h). Null: by shards.
   MeasuredChoice* twoRankSum = nullptr;
@@ -175,7 +176,8 @@ class DirectExecutor {
   /// `at`, in rank order; this rank's term from `own` instead where given.
   void reduceAll(char* out, size_t at, size_t count, const ReduceContext& rc, int parity,
                  const char* own = nullptr);
-  /// Rank 0's clock for one round of a MeasuredChoice.
+  /// The leader's clock for one round of a MeasuredChoice (rank 0, or a
+  /// writer that chooses alone).
   struct TimedRound {
     bool timed = false;
     size_t bytes = 0;
@@ -207,6 +209,15 @@ class DirectExecutor {
   void exchangeArenaInputs(int parity, std::optional<bool> sharedOffer,
                            FunctionRef<void()> whilePeersCopyIn);
   void finishArenaRound(const ArenaRound& round);
+  /// A round of broadcast (at its root) or reduce (at the other ranks), whose
+  /// writers no rank waits for in step: each writer chooses its stores alone
+  /// and times from `started`, before its wait to reuse the round's arena
+  /// parity, which is where readers slowed by its stores show. Other ranks
+  /// (`writes` false) only read: cached, untimed.
+  ArenaRound startWriterRound(size_t bytes, bool writes,
+                              std::chrono::steady_clock::time_point started);
+  /// Records the round and adopts the writer's own decision.
+  void finishWriterRound(const ArenaRound& round, const ChoiceNames& names);
   /// This rank's shard of an arena all-reduce, reduced a block in L1 at a
   /// time into both its homes: `shard` in the arena, for the peers, and
   /// `result` in the caller's output, so the result is not read back.

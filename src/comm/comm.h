@@ -144,9 +144,9 @@ struct loomComm {
   std::atomic<int> activeCalls{0};
   loom::CommStats stats;
 
-  /// How the direct all-reduce, all-gather and reduce-scatter write their
-  /// arena rounds (LOOM_ARENA_STORES), by arenaStoreSlot, learnt across calls.
-  std::array<loom::MeasuredChoice, loom::kArenaStoreSlots> arenaStores;
+  /// How each direct collective writes its arena rounds (LOOM_ARENA_STORES),
+  /// by directSlot, learnt across calls.
+  std::array<loom::MeasuredChoice, loom::kDirectCollectives> arenaStores;
   /// How two ranks run a single-copy all-reduce out of place (LOOM_TWO_RANK_SUM).
   loom::MeasuredChoice twoRankSum;
   uint64_t directRound = 0;      // rounds of the direct algorithm, equal on all ranks

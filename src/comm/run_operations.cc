@@ -93,10 +93,8 @@ void runDirect(Comm& comm, const Operation& op, uint64_t sequence, Waiter& waite
   options.call = callFingerprint(op.collective, op.count, op.type, op.op, op.root);
   options.oneShotBytes = comm.config.directOneShotBytes;
   options.nonTemporalMinBytes = comm.config.nonTemporalMinBytes;
-  if (const int slot = arenaStoreSlot(op.collective); slot >= 0) {
-    options.arenaStores = &comm.arenaStores[static_cast<size_t>(slot)];
-    options.arenaStoreSlot = slot;
-  }
+  options.arenaStores = &comm.arenaStores[static_cast<size_t>(directSlot(op.collective))];
+  options.arenaStoreSlot = arenaStoreSlot(op.collective);
   if (op.collective == Collective::AllReduce) options.twoRankSum = &comm.twoRankSum;
   if (comm.peerMemory != nullptr) {
     options.peers = comm.peerMemory.get();

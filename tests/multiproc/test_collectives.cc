@@ -24,10 +24,11 @@ enum class Variant {
   /// slots/rounds; out-of-place direct all-reduce results of any size leave
   /// the arena by non-temporal stores.
   SmallSlots,
-  /// SmallSlots' 4 KiB arena rounds, every all-reduce, all-gather and
-  /// reduce-scatter round written with streaming stores
-  /// (LOOM_ARENA_STORES=streaming; auto, the default, mixes both kinds while
-  /// it learns, as SmallSlots runs it).
+  /// SmallSlots' 4 KiB arena rounds, every arena round that peers read
+  /// written with streaming stores (all-reduce, all-gather, reduce-scatter,
+  /// broadcast's root, reduce's other ranks; LOOM_ARENA_STORES=streaming;
+  /// auto, the default, mixes both kinds while it learns, as SmallSlots runs
+  /// it).
   StreamingArena,
   /// Single-copy from 4000 B, cross-memory attach allowed (LOOM_CMA=1): the
   /// 1023-element cases of 4- and 8-byte types read peers' buffers in place,
