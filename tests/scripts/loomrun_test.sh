@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # loomrun end to end: rank environment, exit-status propagation, tagged output,
-# signal forwarding, timeouts and exec errors, and after every case a check
+# signal forwarding, timeouts and exec errors, binding to cores, and after every case a check
 # that no process the case started outlived loomrun.
 #
 # Processes are recognised by a unique path: every program a case starts lives
@@ -250,6 +250,63 @@ for args in "true" "-n 0 true" "-n 2" "-n 2 --no-such-flag true" "-n 2 --timeout
   rc=$?
   [ "$rc" = 2 ] || fail "usage error '$args': loomrun returned $rc"
 done
+
+# --- --bind-to: each rank on a core of its own, like mpirun ------------------
+# The reference is sysfs (package and core id of each CPU), not hwloc.
+expand_cpus() {  # "0-2,5" -> "0 1 2 5"
+  local part out=()
+  IFS=, read -ra parts <<<"$1"
+  for part in "${parts[@]}"; do
+    if [[ $part == *-* ]]; then out+=($(seq "${part%-*}" "${part#*-}")); else out+=("$part"); fi
+  done
+  echo "${out[@]}"
+}
+core_of() {
+  local t=/sys/devices/system/cpu/cpu$1/topology
+  echo "$(cat "$t/physical_package_id"):$(cat "$t/core_id")"
+}
+cores_in() {  # the distinct cores of a CPU list
+  local cpu
+  for cpu in $(expand_cpus "$1"); do core_of "$cpu"; done | sort -u
+}
+own_list=$(awk '/Cpus_allowed_list/ {print $2}' /proc/self/status)
+ncores=$(cores_in "$own_list" | wc -l)
+# rank_lists N ARGS...: each rank's CPU list, one line per rank, rank order.
+rank_lists() {
+  local n=$1
+  shift
+  timeout 60 "$LOOMRUN" -n "$n" "$@" sh -c \
+    'echo "$LOOM_RANK $(awk "/Cpus_allowed_list/ {print \$2}" /proc/self/status)"' |
+    sort -n | cut -d' ' -f2
+}
+lists=$(rank_lists 1 --bind-to core) || fail "--bind-to core -n 1 returned $?"
+[ "$(cores_in "$lists" | wc -l)" = 1 ] || fail "--bind-to core: rank 0 may run on '$lists'"
+lists=$(rank_lists 1 --bind-to none)
+[ "$lists" = "$own_list" ] || fail "--bind-to none: rank 0 on '$lists', loomrun on '$own_list'"
+if [ "$ncores" -ge 2 ]; then
+  mapfile -t per_rank < <(rank_lists 2)
+  [ "$(cores_in "${per_rank[0]}")" != "$(cores_in "${per_rank[1]}")" ] &&
+    [ "$(cores_in "${per_rank[0]}" | wc -l)" = 1 ] && [ "$(cores_in "${per_rank[1]}" | wc -l)" = 1 ] ||
+    fail "two ranks on $ncores cores should each have a core of their own: ${per_rank[*]}"
+  # Only the first CPU is loomrun's: one core, so two ranks stay unbound, on it.
+  first=$(expand_cpus "$own_list" | cut -d' ' -f1)
+  lists=$(taskset -c "$first" "$LOOMRUN" -n 2 sh -c \
+    'awk "/Cpus_allowed_list/ {print \$2}" /proc/self/status' | sort -u)
+  [ "$lists" = "$first" ] || fail "under taskset -c $first the ranks ran on '$lists'"
+else
+  echo "loomrun_test: one core only; the two-rank binding cases not run"
+fi
+over=$((ncores + 1))
+lists=$(rank_lists "$over" | sort -u)
+[ "$lists" = "$own_list" ] || fail "$over ranks on $ncores cores should stay unbound: '$lists'"
+timeout 60 "$LOOMRUN" -n "$over" --bind-to core true 2>"$work/err"
+rc=$?
+[ $rc = 2 ] && grep -q "$over ranks but only $ncores cores" "$work/err" ||
+  fail "--bind-to core with $over ranks on $ncores cores returned $rc: $(cat "$work/err")"
+timeout 60 "$LOOMRUN" -n 1 --bind-to socket true 2>"$work/err"
+rc=$?
+[ $rc = 2 ] || fail "--bind-to socket returned $rc: $(cat "$work/err")"
+expect_no_orphans "bind-to"
 
 # --- --version and --help ------------------------------------------------------
 version=$(timeout 60 "$LOOMRUN" --version) || fail "--version returned $?"

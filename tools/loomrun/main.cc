@@ -9,10 +9,12 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "core_binding.h"
 #include "options.h"
 #include "rank_env.h"
 #include "signal_watch.h"
@@ -32,6 +34,16 @@ loom::RendezvousOptions rendezvousOptions() {
 }
 
 int launch(const loomrun::Options& options) {
+  std::vector<cpu_set_t> cpus;
+  try {
+    cpus = loomrun::rankCpus(options.bindTo, options.nranks);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "loomrun: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "loomrun: cannot bind ranks to cores: %s\n", e.what());
+    return 1;
+  }
   // Before any thread exists, so every thread has the signals blocked.
   loomrun::SignalWatch signals;
 
@@ -61,7 +73,7 @@ int launch(const loomrun::Options& options) {
     environments.push_back(loomrun::buildRankEnvironment(environ, rank, job));
     if (!growDir.empty()) environments.back().push_back("LOOM_GROW_DIR=" + growDir);
   }
-  loomrun::Supervisor supervisor(options, signals, std::move(environments));
+  loomrun::Supervisor supervisor(options, signals, std::move(environments), std::move(cpus));
   const int status = supervisor.run();
   if (!growDir.empty()) std::filesystem::remove_all(growDir);
   return status;

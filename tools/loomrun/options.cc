@@ -10,7 +10,8 @@ namespace loomrun {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: loomrun -n N [--tag-output] [--keep-going] [--respawn K] [--timeout SECONDS] [--] "
+    "usage: loomrun -n N [--tag-output] [--keep-going] [--respawn K] [--timeout SECONDS] "
+    "[--bind-to auto|core|none] [--] "
     "prog [args...]";
 
 /// --help's first line says what loomrun takes, the program included (CLI11's
@@ -43,6 +44,11 @@ std::optional<Options> parseOptions(int argc, char** argv, int& exitCode) {
                  "start a replacement for a rank that fails, at most this many in all (implies "
                  "--keep-going); replacements get LOOM_REPLACEMENT=1, every rank LOOM_GROW_DIR")
       ->check(CLI::Range(0, 4096));
+  std::string bindTo = "auto";
+  app.add_option("--bind-to", bindTo,
+                 "core: each rank on a core of its own, in order; none: wherever the scheduler "
+                 "puts it; auto (default): core where every rank gets one, else none")
+      ->check(CLI::IsMember({"auto", "core", "none"}));
   app.add_option("--timeout", options.timeoutSeconds,
                  "kill every rank and exit 124 after this many seconds");
   app.footer(
@@ -66,6 +72,7 @@ std::optional<Options> parseOptions(int argc, char** argv, int& exitCode) {
   if (options.timeoutSeconds && !(*options.timeoutSeconds > 0 && *options.timeoutSeconds < 1e9)) {
     return usageError("--timeout must be a positive number of seconds (below 1e9)");
   }
+  options.bindTo = *bindingNamed(bindTo);
   if (options.respawn > 0) options.keepGoing = true;
   options.command = app.remaining();
   if (!options.command.empty() && options.command.front() == "--") {

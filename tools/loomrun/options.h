@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core_binding.h"
+
 namespace loomrun {
 
 struct Options {
@@ -17,6 +19,8 @@ struct Options {
   /// Each gets its rank's environment plus LOOM_REPLACEMENT=1; every rank gets
   /// LOOM_GROW_DIR, where replacements and survivors meet (docs/loomrun.md).
   int respawn = 0;
+  /// --bind-to (core_binding.h).
+  Binding bindTo = Binding::Auto;
   /// Seconds before every rank is killed and loomrun exits 124; none: no limit.
   std::optional<double> timeoutSeconds;
   /// The program and its arguments, exactly as given after loomrun's options.

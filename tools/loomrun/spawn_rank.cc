@@ -48,6 +48,9 @@ std::vector<char*> pointers(const std::vector<std::string>& strings) {
   if (stdoutFd >= 0) ::dup2(stdoutFd, STDOUT_FILENO);
   if (stderrFd >= 0) ::dup2(stderrFd, STDERR_FILENO);
   ::sigprocmask(SIG_SETMASK, &request.signalMask, nullptr);
+  // A binding that fails (the CPUs were taken away since loomrun looked)
+  // leaves the rank where loomrun runs: slower perhaps, never wrong.
+  if (request.cpus) ::sched_setaffinity(0, sizeof(cpu_set_t), &*request.cpus);
   ::execvpe(argv[0], argv, envp);
   const int error = errno;
   // The pipe is close-on-exec: loomrun reads EOF on success, an errno here.

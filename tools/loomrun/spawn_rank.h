@@ -2,9 +2,11 @@
 // worked before moving on.
 #pragma once
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,8 @@ struct SpawnRequest {
   /// Replaces stdin when valid; otherwise the rank shares loomrun's stdin.
   int stdinFd = -1;
   sigset_t signalMask;  // the mask to exec with
+  /// The CPUs the rank runs on (core_binding.h); none: loomrun's own.
+  std::optional<cpu_set_t> cpus;
 };
 
 struct SpawnedRank {

@@ -28,8 +28,12 @@ int statusCode(int status) {
 }  // namespace
 
 Supervisor::Supervisor(const Options& options, SignalWatch& signals,
-                       std::vector<std::vector<std::string>> environments)
-    : options_(options), signals_(signals), environments_(std::move(environments)) {}
+                       std::vector<std::vector<std::string>> environments,
+                       std::vector<cpu_set_t> cpus)
+    : options_(options),
+      signals_(signals),
+      environments_(std::move(environments)),
+      cpus_(std::move(cpus)) {}
 
 int Supervisor::run() {
   if (options_.timeoutSeconds) {
@@ -71,6 +75,7 @@ bool Supervisor::spawn(Rank& rank, std::vector<std::string> environment, int std
   request.captureOutput = options_.tagOutput;
   request.stdinFd = stdinFd;
   request.signalMask = signals_.originalMask();
+  if (!cpus_.empty()) request.cpus = cpus_[static_cast<size_t>(rank.index)];
   SpawnedRank spawned;
   try {
     spawned = spawnRank(request);

@@ -3,6 +3,7 @@
 // into loomrun's exit status. Every child is reaped before run() returns.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -20,9 +21,10 @@ namespace loomrun {
 
 class Supervisor {
  public:
-  /// `environments[i]` is rank i's complete environment (kept for replacements).
+  /// `environments[i]` is rank i's complete environment and `cpus[i]` its
+  /// CPUs (both kept for replacements); `cpus` empty: ranks are not bound.
   Supervisor(const Options& options, SignalWatch& signals,
-             std::vector<std::vector<std::string>> environments);
+             std::vector<std::vector<std::string>> environments, std::vector<cpu_set_t> cpus);
 
   /// Returns loomrun's exit status: 0 when every rank exited 0; the first
   /// failing rank's code (128+signal when killed); with --keep-going the last
@@ -68,6 +70,7 @@ class Supervisor {
   const Options& options_;
   SignalWatch& signals_;
   std::vector<std::vector<std::string>> environments_;
+  std::vector<cpu_set_t> cpus_;
   std::deque<Rank> ranks_;  // grows with replacements; references stay valid
   int respawnsLeft_ = 0;
   UniqueFd devNull_;
