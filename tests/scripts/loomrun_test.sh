@@ -280,14 +280,18 @@ rank_lists() {
     sort -n | cut -d' ' -f2
 }
 lists=$(rank_lists 1 --bind-to core) || fail "--bind-to core -n 1 returned $?"
-[ "$(cores_in "$lists" | wc -l)" = 1 ] || fail "--bind-to core: rank 0 may run on '$lists'"
+[ "$(cores_in "$lists")" = "$(cores_in "$own_list")" ] ||
+  fail "--bind-to core: one rank should have every core, not '$lists'"
 lists=$(rank_lists 1 --bind-to none)
 [ "$lists" = "$own_list" ] || fail "--bind-to none: rank 0 on '$lists', loomrun on '$own_list'"
 if [ "$ncores" -ge 2 ]; then
+  # Two ranks: half the cores each (rounded down), none shared.
   mapfile -t per_rank < <(rank_lists 2)
-  [ "$(cores_in "${per_rank[0]}")" != "$(cores_in "${per_rank[1]}")" ] &&
-    [ "$(cores_in "${per_rank[0]}" | wc -l)" = 1 ] && [ "$(cores_in "${per_rank[1]}" | wc -l)" = 1 ] ||
-    fail "two ranks on $ncores cores should each have a core of their own: ${per_rank[*]}"
+  both=$( (cores_in "${per_rank[0]}"; cores_in "${per_rank[1]}") | sort)
+  [ "$(cores_in "${per_rank[0]}" | wc -l)" = $((ncores / 2)) ] &&
+    [ "$(cores_in "${per_rank[1]}" | wc -l)" = $((ncores / 2)) ] &&
+    [ "$(uniq <<<"$both" | wc -l)" = "$(wc -l <<<"$both")" ] ||
+    fail "two ranks on $ncores cores should each have $((ncores / 2)) of their own: ${per_rank[*]}"
   # Only the first CPU is loomrun's: one core, so two ranks stay unbound, on it.
   first=$(expand_cpus "$own_list" | cut -d' ' -f1)
   lists=$(taskset -c "$first" "$LOOMRUN" -n 2 sh -c \

@@ -64,10 +64,15 @@ std::vector<cpu_set_t> rankCpus(Binding binding, int nranks) {
     throw std::invalid_argument("--bind-to core: " + std::to_string(nranks) + " ranks but only " +
                                 std::to_string(cores.size()) + " cores to run on");
   }
+  const size_t share = cores.size() / static_cast<size_t>(nranks);
   std::vector<cpu_set_t> cpus(static_cast<size_t>(nranks));
-  for (int i = 0; i < nranks; ++i) {
-    hwloc_cpuset_to_glibc_sched_affinity(topology.get(), cores[static_cast<size_t>(i)].get(),
-                                         &cpus[static_cast<size_t>(i)], sizeof(cpu_set_t));
+  Bitmap set(hwloc_bitmap_alloc());
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    hwloc_bitmap_zero(set.get());
+    for (size_t c = i * share; c < (i + 1) * share; ++c) {
+      hwloc_bitmap_or(set.get(), set.get(), cores[c].get());
+    }
+    hwloc_cpuset_to_glibc_sched_affinity(topology.get(), set.get(), &cpus[i], sizeof(cpu_set_t));
   }
   return cpus;
 }

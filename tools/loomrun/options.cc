@@ -46,8 +46,9 @@ std::optional<Options> parseOptions(int argc, char** argv, int& exitCode) {
       ->check(CLI::Range(0, 4096));
   std::string bindTo = "auto";
   app.add_option("--bind-to", bindTo,
-                 "core: each rank on a core of its own, in order; none: wherever the scheduler "
-                 "puts it; auto (default): core where every rank gets one, else none")
+                 "core: each rank on cores of its own (an equal share, in order); none: wherever "
+                 "the scheduler puts it; auto (default): core where every rank gets one, else "
+                 "none")
       ->check(CLI::IsMember({"auto", "core", "none"}));
   app.add_option("--timeout", options.timeoutSeconds,
                  "kill every rank and exit 124 after this many seconds");
