@@ -62,5 +62,9 @@ constexpr int arenaStoreSlot(Collective collective) {
   const int slot = directSlot(collective);
   return slot < kArenaStoreSlots ? slot : -1;
 }
+/// The MeasuredChoice lag of a direct collective's stores: a writer that
+/// chooses alone times from before its wait to reuse the round's parity,
+/// which is for the readers of the round before last.
+constexpr int arenaStoreLag(int directSlot) { return directSlot < kArenaStoreSlots ? 0 : 1; }
 
 }  // namespace loom

@@ -104,8 +104,8 @@ void reduceAlone(const char* in, char* out, size_t count, size_t es, const Reduc
 // line in. Two ranks, best of four or five alternated runs, bus bandwidth: all-reduce out of
 // place 1.1-1.2x at 16 and 32 MiB, 1.0-1.1x at 64 MiB (at 8 MiB the runs disagreed, 0.93-1.16x);
 // all-gather 1.1-1.4x and broadcast 1.1-1.3x from 16 to 64 MiB. Where the result overwrites an
-// input whose lines were just read (an all-reduce in place, a rank's own block of an all-gather in
-// place) they sit in cache, and bypassing it cost 20 %.
+// input whose lines were just read (an all-reduce in place) they sit in cache, and bypassing it
+// cost 20 %.
 void copyBytes(char* to, const char* from, size_t bytes, bool streaming) {
   if (streaming) {
     copyNonTemporal(to, from, bytes);
@@ -215,6 +215,7 @@ static_assert(std::extent_v<decltype(SegmentHeader::decisions)> == kTwoRankSumSl
 static_assert(std::extent_v<decltype(SegmentHeader::decisions), 1> == 2);
 
 void DirectExecutor::publishDecision(const MeasuredChoice& choice, int slot) {
+  if (slot < 0) throw Error(ErrorCode::InternalError, "no header slot for a rank-local choice");
   if (rank_ != 0 || !choice.measures()) return;
   arenas_[rank_].header->decisions[slot][round_ & 1].store(choice.decision(),
                                                            std::memory_order_relaxed);
@@ -227,9 +228,9 @@ void DirectExecutor::adoptDecision(MeasuredChoice& choice, int slot) const {
 }
 
 DirectExecutor::TimedRound DirectExecutor::startTimedRound(const MeasuredChoice& choice,
-                                                           size_t bytes) const {
+                                                           size_t bytes, bool leads) const {
   TimedRound round;
-  round.timed = rank_ == 0 && choice.measures();
+  round.timed = leads && choice.measures();
   if (round.timed) round.started = std::chrono::steady_clock::now();
   round.bytes = bytes;
   return round;
@@ -248,23 +249,17 @@ void DirectExecutor::finishTimedRound(const TimedRound& round, MeasuredChoice& c
             choice.nanosPerByte(round.bytes, true));
 }
 
-DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes) {
+DirectExecutor::ArenaRound DirectExecutor::startArenaRound(size_t bytes, bool leads) {
   ArenaRound round;
   MeasuredChoice* choice = options_.arenaStores;
   if (choice == nullptr) return round;
   round.streaming = choice->takesSecond(bytes);
-  round.clock = startTimedRound(*choice, bytes);
+  round.clock = startTimedRound(*choice, bytes, leads);
   return round;
 }
 
-DirectExecutor::ArenaRound DirectExecutor::startWriterRound(
-    size_t bytes, bool writes, std::chrono::steady_clock::time_point started) {
-  ArenaRound round;
-  MeasuredChoice* choice = options_.arenaStores;
-  if (choice == nullptr || !writes) return round;
-  round.streaming = choice->takesSecond(bytes);
-  round.clock = {.timed = choice->measures(), .bytes = bytes, .started = started};
-  return round;
+DirectExecutor::ArenaRound DirectExecutor::startWriterRound(size_t bytes, bool writes) {
+  return writes ? startArenaRound(bytes, true) : ArenaRound{};
 }
 
 void DirectExecutor::finishWriterRound(const ArenaRound& round, const ChoiceNames& names) {
@@ -373,7 +368,7 @@ void DirectExecutor::allReduce(const char* in, char* out, size_t count, size_t e
     // Peers reduce their shards from this copy; this rank's own shard is
     // read from `in` where it is, so it is not copied in (at two ranks a
     // fifth less memory traffic: 1.1-1.8x the bus bandwidth from 1 to 64 MiB).
-    const ArenaRound stores = startArenaRound(bytes);
+    const ArenaRound stores = startArenaRound(bytes, rank_ == 0);
     const size_t shardOffset = chunkOffset(n, nranks_, rank_);
     const size_t shardCount = chunkSize(n, nranks_, rank_);
     const size_t after = (shardOffset + shardCount) * es;
@@ -417,7 +412,7 @@ void DirectExecutor::allGather(const char* in, char* out, size_t count, size_t e
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
     const int p = beginRound();
-    const ArenaRound stores = startArenaRound(n * es);
+    const ArenaRound stores = startArenaRound(n * es, rank_ == 0);
     copyBytes(arenas_[rank_].input[p], in + done * es, n * es, stores.streaming);
     bytesSent_ += n * es;
     // This rank's own block comes from `in`, whose lines it just read, while
@@ -455,7 +450,7 @@ void DirectExecutor::reduceScatter(const char* in, char* out, size_t recvCount, 
     const size_t n = std::min(perRound, recvCount - done);
     const int p = beginRound();
     const size_t roundBytes = static_cast<size_t>(nranks_) * n * es;
-    const ArenaRound stores = startArenaRound(roundBytes);
+    const ArenaRound stores = startArenaRound(roundBytes, rank_ == 0);
     for (int r = 0; r < nranks_; ++r) {
       if (r == rank_ && readOwnInPlace) continue;
       copyBytes(arenas_[rank_].input[p] + static_cast<size_t>(r) * n * es,
@@ -485,9 +480,8 @@ void DirectExecutor::broadcast(const char* in, char* out, size_t count, size_t e
   const bool nonTemporal = count * es >= options_.nonTemporalMinBytes;
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
-    const auto started = std::chrono::steady_clock::now();
+    const ArenaRound stores = startWriterRound(n * es, rank_ == root);
     const int p = beginRound();
-    const ArenaRound stores = startWriterRound(n * es, rank_ == root, started);
     if (rank_ == root) {
       copyBytes(arenas_[rank_].input[p], in + done * es, n * es, stores.streaming);
       bytesSent_ += n * es;
@@ -517,9 +511,8 @@ void DirectExecutor::reduce(const char* in, char* out, size_t count, size_t es,
   const bool rootReadsInPlace = rank_ == root && !overlaps(in, out, count * es);
   for (size_t done = 0; done < count; done += perRound) {
     const size_t n = std::min(perRound, count - done);
-    const auto started = std::chrono::steady_clock::now();
+    const ArenaRound stores = startWriterRound(n * es, rank_ != root);
     const int p = beginRound();
-    const ArenaRound stores = startWriterRound(n * es, rank_ != root, started);
     if (!rootReadsInPlace) {
       copyBytes(arenas_[rank_].input[p], in + done * es, n * es, stores.streaming);
     }

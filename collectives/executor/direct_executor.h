@@ -183,9 +183,10 @@ class DirectExecutor {
     size_t bytes = 0;
     std::chrono::steady_clock::time_point started;
   };
-  TimedRound startTimedRound(const MeasuredChoice& choice, size_t bytes) const;
-  /// Rank 0: the round is over; its time teaches `choice` about the way it
-  /// took. A changed preference is logged (LOOM_DEBUG=INFO).
+  /// Starts the clock where this rank `leads` and the choice measures.
+  TimedRound startTimedRound(const MeasuredChoice& choice, size_t bytes, bool leads) const;
+  /// The leader: the round is over; its time teaches `choice` about the way
+  /// it took. A changed preference is logged (LOOM_DEBUG=INFO).
   void finishTimedRound(const TimedRound& round, MeasuredChoice& choice, bool second,
                         const ChoiceNames& names);
   /// Rank 0, before its input of this round is published: the decision of
@@ -194,13 +195,13 @@ class DirectExecutor {
   /// Every rank, once rank 0's input of this round is seen: its decision.
   void adoptDecision(MeasuredChoice& choice, int slot) const;
   /// How one arena round is written: the stores of the collective's choice
-  /// for this round (arena_stores.h), and rank 0's clock for learning it.
+  /// for this round (arena_stores.h), and the leader's clock for learning it.
   struct ArenaRound {
     bool streaming = false;
     TimedRound clock;
   };
-  /// Counts a round of the collective's choice.
-  ArenaRound startArenaRound(size_t bytes);
+  /// Counts a round of the collective's choice; `leads`: this rank times it.
+  ArenaRound startArenaRound(size_t bytes, bool leads);
   /// Publishes this arena round's input with rank 0's store decision (and,
   /// where `sharedOffer` holds, whether this rank's buffers are shared) and
   /// waits for every rank's; then adopts the decision for the next round and
@@ -211,11 +212,11 @@ class DirectExecutor {
   void finishArenaRound(const ArenaRound& round);
   /// A round of broadcast (at its root) or reduce (at the other ranks), whose
   /// writers no rank waits for in step: each writer chooses its stores alone
-  /// and times from `started`, before its wait to reuse the round's arena
-  /// parity, which is where readers slowed by its stores show. Other ranks
-  /// (`writes` false) only read: cached, untimed.
-  ArenaRound startWriterRound(size_t bytes, bool writes,
-                              std::chrono::steady_clock::time_point started);
+  /// and times the round from before its wait to reuse the round's arena
+  /// parity (where readers slowed by its stores show; hence the choice's
+  /// lag, arenaStoreLag). Called before beginRound. Other ranks (`writes`
+  /// false) only read: cached, untimed.
+  ArenaRound startWriterRound(size_t bytes, bool writes);
   /// Records the round and adopts the writer's own decision.
   void finishWriterRound(const ArenaRound& round, const ChoiceNames& names);
   /// This rank's shard of an arena all-reduce, reduced a block in L1 at a

@@ -347,7 +347,8 @@ bool DirectExecutor::singleCopyAllReduce(const char* in, char* out, size_t count
   const bool choosing = mayChooseWholeSum(bytes);
   // From here: the ways differ only in what follows, while the exposure's
   // wait for the last rank to arrive would add its skew to either.
-  const TimedRound clock = choosing ? startTimedRound(*options_.twoRankSum, bytes) : TimedRound{};
+  const TimedRound clock =
+      choosing ? startTimedRound(*options_.twoRankSum, bytes, rank_ == 0) : TimedRound{};
   const bool whole = choosing && options_.twoRankSum->takesSecond(bytes);
   if (whole) {
     sumWholeMessage(in, out, count, es, rc);

@@ -22,18 +22,18 @@ bool MeasuredChoice::takesSecond(size_t bytes) {
   const uint64_t round = asked_[c]++;
   bool second = false;
   if (warmingIn(adopted_, c)) {
-    second = round / kBlockRounds % 2 == 1;
-  } else if (round % kExplorePeriod > kExplorePeriod - kBlockRounds) {
+    second = round / blockRounds_ % 2 == 1;
+  } else if (round % kExplorePeriod > kExplorePeriod - blockRounds_) {
     // Inside the exploring block: its way, even where a round of it just
     // changed the preference (it would otherwise come back for one round).
     second = lastWay_[c] == 2;
   } else {
     const bool preferred = secondIn(adopted_, c);
-    const bool exploring = round % kExplorePeriod == kExplorePeriod - kBlockRounds;
+    const bool exploring = round % kExplorePeriod == kExplorePeriod - blockRounds_;
     second = preferred != exploring;
   }
   const uint8_t way = second ? 2 : 1;
-  changedWay_[c] = lastWay_[c] != way;
+  roundsInWay_[c] = lastWay_[c] == way ? std::min(roundsInWay_[c] + 1, settleRounds_ + 1) : 1;
   lastWay_[c] = way;
   return second;
 }
@@ -48,10 +48,11 @@ bool MeasuredChoice::record(size_t bytes, bool second, uint64_t nanos) {
   const uint64_t secondBit = uint64_t{1} << c;
   const bool preferred = ((decision_ & secondBit) != 0) == second;
   int& counted = rounds_[c][way];
-  if (changedWay_[c]) {
+  if (roundsInWay_[c] <= settleRounds_) {
     // Not counted: the first round after a change of way also pays for what
     // the other way left behind (lines it evicted or streamed past the
-    // cache, pages it never touched), which would count against it.
+    // cache, pages it never touched), which would count against it; with a
+    // lag, the next ones still hold the other way's earlier rounds.
   } else if (counted < kWarmRounds) {
     cost = counted == 0 ? sample : std::min(cost, sample);
     ++counted;

@@ -35,14 +35,19 @@ constexpr ChoiceNames namedChoice(std::string_view choice, std::string_view firs
            {ChoiceSetting::Second, second}}};
 }
 
-/// One choice of one collective on one communicator, the same on every rank.
-/// Rank 0 (the leader) times whole rounds, which include the waits for the
-/// peers and so the effect of what everybody did, and publishes its decision
-/// in its segment header; every rank adopts it at the same round. Each round
-/// size class (powers of two) is judged on its own and counts its own rounds.
-/// A round right after a change of way is never counted: it also pays for
-/// what the other way left in (or out of) the caches, so ways are tried in
-/// blocks of kBlockRounds. A class starts with blocks of each way in turn
+/// One choice of one collective on one communicator. Its leader times whole
+/// rounds, which include the waits for the peers and so the effect of what
+/// everybody did. Where every rank must take the same way, rank 0 leads and
+/// publishes its decision in its segment header, and every rank adopts it at
+/// the same round; a choice only one rank acts on (a writer's own stores) is
+/// led by that rank and adopted by it alone. Each round size class (powers
+/// of two) is judged on its own and counts its own rounds. A round right
+/// after a change of way is never counted: it also pays for what the other
+/// way left in (or out of) the caches, so ways are tried in blocks of
+/// kBlockRounds. Where a round's time also holds the end of an earlier round
+/// (`lagRounds`: a writer's wait to reuse its arena parity is for readers of
+/// the round before last), that many more rounds after a change go uncounted
+/// and blocks are that much longer. A class starts with blocks of each way in turn
 /// until each has kWarmRounds counted rounds, and keeps each way's fastest:
 /// a way's first block also meets the class's cold pages, its second does
 /// not. From then on the last block of every kExplorePeriod rounds of the
@@ -62,7 +67,13 @@ class MeasuredChoice {
   static constexpr uint64_t kAllWarming = ~uint64_t{0} << 32;
   static constexpr double kSwitchMargin = 0.85;
 
-  explicit MeasuredChoice(ChoiceSetting setting = ChoiceSetting::Measure) : setting_(setting) {}
+  explicit MeasuredChoice(ChoiceSetting setting = ChoiceSetting::Measure, int lagRounds = 0)
+      : setting_(setting),
+        settleRounds_(1 + static_cast<uint64_t>(lagRounds)),
+        blockRounds_(kBlockRounds + static_cast<uint64_t>(lagRounds)) {}
+
+  /// Rounds per block of one way (kBlockRounds plus the lag).
+  uint64_t blockRounds() const { return blockRounds_; }
 
   /// Whether the next round of `bytes` takes the second way, by the adopted
   /// decision. Every rank calls it once per round that has the choice, in
@@ -95,6 +106,8 @@ class MeasuredChoice {
 
  private:
   ChoiceSetting setting_;
+  uint64_t settleRounds_;  // uncounted rounds after a change of way
+  uint64_t blockRounds_;
   uint64_t adopted_ = 0;
   uint64_t decision_ = kAllWarming;  // kept up to date by record()
   /// Rounds asked for by size class: a class's own count, not the global
@@ -105,10 +118,10 @@ class MeasuredChoice {
   /// to kWarmRounds (the warm-up's).
   std::array<std::array<double, 2>, kSizeClasses> cost_{};
   std::array<std::array<int, 2>, kSizeClasses> rounds_{};
-  /// By size class: 1 + the way of its last round (0: none yet), and
-  /// whether that round changed the way.
+  /// By size class: 1 + the way of its last round (0: none yet), and how
+  /// many rounds in a row (up to settleRounds_ + 1) have taken it.
   std::array<uint8_t, kSizeClasses> lastWay_{};
-  std::array<bool, kSizeClasses> changedWay_{};
+  std::array<uint64_t, kSizeClasses> roundsInWay_{};
 };
 
 }  // namespace loom

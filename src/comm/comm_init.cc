@@ -270,7 +270,10 @@ std::unique_ptr<Comm> initComm(const UniqueId& id, int nranks, int rank,
   comm->nranks = nranks;
   comm->id = id;
   comm->config = CommConfig::fromEnvironment();
-  comm->arenaStores.fill(MeasuredChoice(comm->config.arenaStores));
+  for (int slot = 0; slot < kDirectCollectives; ++slot) {
+    comm->arenaStores[static_cast<size_t>(slot)] =
+        MeasuredChoice(comm->config.arenaStores, arenaStoreLag(slot));
+  }
   comm->twoRankSum = MeasuredChoice(comm->config.twoRankSum);
   if (overrides.timeout) comm->config.timeout = *overrides.timeout;
   const Deadline deadline = Deadline::after(comm->config.timeout);

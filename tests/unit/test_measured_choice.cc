@@ -109,6 +109,30 @@ TEST(MeasuredChoice, WarmsUpInBlocksAndCountsNoRoundAfterAChangeOfWay) {
   EXPECT_NEAR(choice.nanosPerByte(kRound, false), 0.1, 1e-5);
 }
 
+TEST(MeasuredChoice, ALaggingRoundTimeLeavesTwoRoundsUncountedAfterAChange) {
+  // A writer choosing alone times a round with the readers of the round before
+  // last (arenaStoreLag): blocks of four, the first two of each not counted.
+  MeasuredChoice choice(ChoiceSetting::Measure, 1);
+  ASSERT_EQ(choice.blockRounds(), MeasuredChoice::kBlockRounds + 1);
+  choice.adopt(choice.decision());
+  constexpr int kWarm = 16;  // four counted rounds per way, two per block
+  for (int round = 0; round < kWarm; ++round) {
+    EXPECT_TRUE(warming(choice, kRound)) << "round " << round;
+    const bool second = choice.takesSecond(kRound);
+    EXPECT_EQ(second, round / 4 % 2 == 1) << "round " << round;
+    // The uncounted rounds say the opposite of the counted ones: streaming
+    // would win if they counted.
+    const bool counted = round % 4 >= 2;
+    const uint64_t nanos =
+        counted ? (second ? kRound / 5 : kRound / 10) : (second ? kRound / 100 : 100 * kRound);
+    EXPECT_EQ(choice.record(kRound, second, nanos), round == kWarm - 1) << "round " << round;
+    choice.adopt(choice.decision());
+  }
+  EXPECT_NEAR(choice.nanosPerByte(kRound, false), 0.1, 1e-5);
+  EXPECT_NEAR(choice.nanosPerByte(kRound, true), 0.2, 1e-5);
+  EXPECT_FALSE(prefersStreaming(choice));
+}
+
 TEST(MeasuredChoice, FollowsTheMachineWhenItChanges) {
   MeasuredChoice choice;
   run(choice, 200, kNear);

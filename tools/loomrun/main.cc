@@ -34,15 +34,19 @@ loom::RendezvousOptions rendezvousOptions() {
 }
 
 int launch(const loomrun::Options& options) {
-  std::vector<cpu_set_t> cpus;
+  std::vector<loomrun::CpuMask> cpus;
   try {
     cpus = loomrun::rankCpus(options.bindTo, options.nranks);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "loomrun: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "loomrun: cannot bind ranks to cores: %s\n", e.what());
-    return 1;
+    // Binding is how ranks run faster, never whether they run.
+    if (options.bindTo == loomrun::Binding::Core) {
+      std::fprintf(stderr, "loomrun: cannot bind ranks to cores: %s\n", e.what());
+      return 1;
+    }
+    std::fprintf(stderr, "loomrun: warning: ranks not bound to cores: %s\n", e.what());
   }
   // Before any thread exists, so every thread has the signals blocked.
   loomrun::SignalWatch signals;

@@ -1,6 +1,7 @@
 #include "spawn_rank.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -50,7 +51,10 @@ std::vector<char*> pointers(const std::vector<std::string>& strings) {
   ::sigprocmask(SIG_SETMASK, &request.signalMask, nullptr);
   // A binding that fails (the CPUs were taken away since loomrun looked)
   // leaves the rank where loomrun runs: slower perhaps, never wrong.
-  if (request.cpus) ::sched_setaffinity(0, sizeof(cpu_set_t), &*request.cpus);
+  if (!request.cpus.empty()) {
+    ::sched_setaffinity(0, request.cpus.size() * sizeof(unsigned long),
+                        reinterpret_cast<const cpu_set_t*>(request.cpus.data()));
+  }
   ::execvpe(argv[0], argv, envp);
   const int error = errno;
   // The pipe is close-on-exec: loomrun reads EOF on success, an errno here.

@@ -2,14 +2,13 @@
 // worked before moving on.
 #pragma once
 
-#include <sched.h>
 #include <signal.h>
 #include <sys/types.h>
 
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "core_binding.h"
 #include "unique_fd.h"
 
 namespace loomrun {
@@ -23,8 +22,8 @@ struct SpawnRequest {
   /// Replaces stdin when valid; otherwise the rank shares loomrun's stdin.
   int stdinFd = -1;
   sigset_t signalMask;  // the mask to exec with
-  /// The CPUs the rank runs on (core_binding.h); none: loomrun's own.
-  std::optional<cpu_set_t> cpus;
+  /// The CPUs the rank runs on (core_binding.h); empty: loomrun's own.
+  CpuMask cpus;
 };
 
 struct SpawnedRank {

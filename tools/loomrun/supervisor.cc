@@ -29,7 +29,7 @@ int statusCode(int status) {
 
 Supervisor::Supervisor(const Options& options, SignalWatch& signals,
                        std::vector<std::vector<std::string>> environments,
-                       std::vector<cpu_set_t> cpus)
+                       std::vector<CpuMask> cpus)
     : options_(options),
       signals_(signals),
       environments_(std::move(environments)),

@@ -3,7 +3,6 @@
 // into loomrun's exit status. Every child is reaped before run() returns.
 #pragma once
 
-#include <sched.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -12,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core_binding.h"
 #include "line_tagger.h"
 #include "options.h"
 #include "signal_watch.h"
@@ -24,7 +24,7 @@ class Supervisor {
   /// `environments[i]` is rank i's complete environment and `cpus[i]` its
   /// CPUs (both kept for replacements); `cpus` empty: ranks are not bound.
   Supervisor(const Options& options, SignalWatch& signals,
-             std::vector<std::vector<std::string>> environments, std::vector<cpu_set_t> cpus);
+             std::vector<std::vector<std::string>> environments, std::vector<CpuMask> cpus);
 
   /// Returns loomrun's exit status: 0 when every rank exited 0; the first
   /// failing rank's code (128+signal when killed); with --keep-going the last
@@ -70,7 +70,7 @@ class Supervisor {
   const Options& options_;
   SignalWatch& signals_;
   std::vector<std::vector<std::string>> environments_;
-  std::vector<cpu_set_t> cpus_;
+  std::vector<CpuMask> cpus_;
   std::deque<Rank> ranks_;  // grows with replacements; references stay valid
   int respawnsLeft_ = 0;
   UniqueFd devNull_;
