@@ -18,18 +18,23 @@
 // (measured_choice.h).
 #pragma once
 
+#include <string_view>
+
 #include "collectives/executor/measured_choice.h"
 #include "collectives/plan.h"
 
 namespace loom {
 
-/// LOOM_ARENA_STORES: the first way is cached stores, the second streaming.
-inline constexpr ChoiceNames kArenaStoreNames = namedChoice("arena stores", "cached", "streaming");
-/// The same choice where each writer makes it alone (the log's words).
+/// LOOM_ARENA_STORES: the first way is cached stores, the second streaming;
+/// `choice` names it in the log.
+constexpr ChoiceNames arenaStoreNames(std::string_view choice) {
+  return namedChoice(choice, "cached", "streaming");
+}
+inline constexpr ChoiceNames kArenaStoreNames = arenaStoreNames("arena stores");
+/// The same choice where each writer makes it alone.
 inline constexpr ChoiceNames kBroadcastStoreNames =
-    namedChoice("broadcast root's arena stores", "cached", "streaming");
-inline constexpr ChoiceNames kReduceStoreNames =
-    namedChoice("reduce's arena stores", "cached", "streaming");
+    arenaStoreNames("broadcast root's arena stores");
+inline constexpr ChoiceNames kReduceStoreNames = arenaStoreNames("reduce's arena stores");
 
 /// The collectives whose direct rounds every rank publishes and waits for
 /// together, so that rank 0's decision reaches every rank in step: each has a

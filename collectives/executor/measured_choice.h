@@ -47,8 +47,8 @@ constexpr ChoiceNames namedChoice(std::string_view choice, std::string_view firs
 /// kBlockRounds. Where a round's time also holds the end of an earlier round
 /// (`lagRounds`: a writer's wait to reuse its arena parity is for readers of
 /// the round before last), that many more rounds after a change go uncounted
-/// and blocks are that much longer. A class starts with blocks of each way in turn
-/// until each has kWarmRounds counted rounds, and keeps each way's fastest:
+/// and blocks are that much longer. A class starts with blocks of each way in
+/// turn until each has kWarmRounds counted rounds, and keeps each way's fastest:
 /// a way's first block also meets the class's cold pages, its second does
 /// not. From then on the last block of every kExplorePeriod rounds of the
 /// class takes the way not preferred, on every rank alike, so both stay

@@ -301,6 +301,25 @@ if [ "$ncores" -ge 2 ]; then
 else
   echo "loomrun_test: one core only; the two-rank binding cases not run"
 fi
+# Two hardware threads of one core (an hwloc synthetic machine over CPUs 0
+# and 1): ranks outnumber cores but not CPUs, so each gets a CPU.
+own_cpus=" $(expand_cpus "$own_list") "
+if [[ $own_cpus == *" 0 "* && $own_cpus == *" 1 "* ]]; then
+  mapfile -t per_rank < <(HWLOC_COMPONENTS=synthetic,stop HWLOC_SYNTHETIC="core:1 pu:2" rank_lists 2)
+  [ "${per_rank[*]}" = "0 1" ] ||
+    fail "two ranks on one core of two CPUs should get a CPU each: ${per_rank[*]}"
+else
+  echo "loomrun_test: CPUs 0 and 1 are not loomrun's; the hardware-thread case not run"
+fi
+# hwloc that cannot read the machine: `auto` warns and launches unbound,
+# `core` fails.
+lists=$(HWLOC_COMPONENTS=stop rank_lists 2 2>"$work/err" | sort -u)
+[ "$lists" = "$own_list" ] && grep -q "warning: ranks not bound" "$work/err" ||
+  fail "auto without hwloc should warn and leave ranks unbound: '$lists' $(cat "$work/err")"
+HWLOC_COMPONENTS=stop timeout 60 "$LOOMRUN" -n 2 --bind-to core true 2>"$work/err"
+rc=$?
+[ $rc = 1 ] && grep -q "cannot bind ranks to cores" "$work/err" ||
+  fail "--bind-to core without hwloc returned $rc: $(cat "$work/err")"
 # More ranks than CPUs: unbound, and `core` is bad usage.
 over=$((ncpus + 1))
 lists=$(rank_lists "$over" | sort -u)
